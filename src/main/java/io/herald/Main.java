@@ -1,0 +1,78 @@
+package io.herald;
+
+import io.herald.config.ConfigLoader;
+import io.herald.config.HeraldConfig;
+import io.herald.store.RedisProcess;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.nio.file.Path;
+
+/**
+ * Starts one gateway node: {@code java -jar herald.jar [--config FILE]}. Without a configured Redis
+ * it starts the embedded one, keeping its data under the data directory.
+ */
+public final class Main {
+  private static final System.Logger LOG = System.getLogger(Main.class.getName());
+
+  private Main() {}
+
+  public static void main(String[] args) {
+    Path configFile = ConfigLoader.DEFAULT_FILE;
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--config") && i + 1 < args.length) {
+        configFile = Path.of(args[++i]);
+      } else {
+        System.err.println("usage: java -jar herald.jar [--config FILE]");
+        System.exit(2);
+      }
+    }
+    Vertx vertx = Vertx.vertx();
+    HeraldConfig config;
+    try {
+      config = ConfigLoader.load(vertx, configFile).await();
+    } catch (Exception e) {
+      System.err.println("Herald cannot start: invalid configuration (" + configFile + "): " + e.getMessage());
+      vertx.close();
+      System.exit(1);
+      return;
+    }
+    RedisProcess embedded = null;
+    String redisUrl = config.redis().url();
+    if (redisUrl == null) {
+      HeraldConfig.Embedded settings = config.redis().embedded();
+      embedded = RedisProcess.start(RedisProcess.embeddedExecutable(), settings.dataDir(), settings.port(),
+          settings.appendfsync());
+      redisUrl = embedded.url();
+      LOG.log(System.Logger.Level.INFO, "Started the embedded Redis on port " + embedded.port() + ", data in "
+          + settings.dataDir().toAbsolutePath() + " (appendfsync " + settings.appendfsync() + ")");
+    }
+    RedisProcess redisToStop = embedded;
+    try {
+      HeraldNode node = HeraldNode.start(vertx, config, redisUrl, System::currentTimeMillis).await();
+      LOG.log(System.Logger.Level.WARNING, "No credentials are configured: Herald is open, so it listens on "
+          + HeraldNode.OPEN_HOST + " only");
+      LOG.log(System.Logger.Level.INFO, "Herald listens on http://" + HeraldNode.OPEN_HOST + ":" + node.httpPort());
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        stop(node.stop().eventually(vertx::close));
+        if (redisToStop != null) {
+          redisToStop.close();
+        }
+      }, "herald-shutdown"));
+    } catch (Exception e) {
+      System.err.println("Herald cannot start: " + e.getMessage());
+      stop(vertx.close());
+      if (redisToStop != null) {
+        redisToStop.close();
+      }
+      System.exit(1);
+    }
+  }
+
+  private static void stop(Future<Void> stopping) {
+    try {
+      stopping.toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.WARNING, "Shutdown did not finish cleanly: " + e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,139 @@
+package io.herald.admin;
+
+import io.herald.config.InvalidSettingsException;
+import io.herald.consumer.ConsumerDirectory;
+import io.herald.consumer.ConsumerSettings;
+import io.herald.consumer.ConsumerStore;
+import io.herald.http.ApiException;
+import io.herald.http.ErrorCode;
+import io.herald.http.Requests;
+import io.herald.http.Responses;
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.herald.store.Script;
+import io.herald.topic.TopicName;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.redis.client.Response;
+import java.util.List;
+import java.util.TreeMap;
+
+/** Consumer administration ({@code /v1/admin/consumers}) and consumer metadata. */
+public final class ConsumerRoutes {
+  private final RedisStore store;
+  private final ConsumerDirectory directory;
+  private final ConsumerStore consumers;
+
+  public ConsumerRoutes(RedisStore store, ConsumerDirectory directory) {
+    this.store = store;
+    this.directory = directory;
+    this.consumers = new ConsumerStore(store);
+  }
+
+  public void mount(Router router) {
+    router.get("/v1/admin/consumers").handler(this::list);
+    router.get("/v1/admin/consumers/:consumer").handler(this::get);
+    router.put("/v1/admin/consumers/:consumer").handler(this::put);
+    router.delete("/v1/admin/consumers/:consumer").handler(this::delete);
+    router.get("/v1/consumers/:consumer/metadata").handler(this::metadata);
+  }
+
+  private void list(RoutingContext ctx) {
+    Responses.reply(ctx, () -> directory.reload().map(ignored -> {
+      JsonArray list = new JsonArray();
+      new TreeMap<>(directory.all()).forEach((name, settings) -> list.add(describe(settings)));
+      return new JsonObject().put("consumers", list);
+    }));
+  }
+
+  private void get(RoutingContext ctx) {
+    Responses.reply(ctx, () -> current(ctx).map(ConsumerRoutes::describe));
+  }
+
+  private void put(RoutingContext ctx) {
+    String name = ctx.pathParam("consumer");
+    if (!TopicName.isValidConsumer(name)) {
+      Responses.error(ctx, ApiException.invalid("consumer", "consumer names are 1..128 characters of A-Z a-z 0-9 . _ -"));
+      return;
+    }
+    ConsumerSettings settings;
+    try {
+      settings = ConsumerSettings.parse(name, Requests.object(ctx));
+    } catch (InvalidSettingsException e) {
+      JsonArray errors = new JsonArray();
+      e.errors().forEach(error -> errors.add(new JsonObject().put("field", error.field()).put("message", error.message())));
+      Responses.error(ctx, new ApiException(ErrorCode.INVALID_REQUEST, e.getMessage(),
+          new JsonObject().put("field", e.errors().get(0).field()).put("errors", errors)));
+      return;
+    } catch (ApiException e) {
+      Responses.error(ctx, e);
+      return;
+    }
+    consumers.put(settings)
+        .compose(created -> directory.reload(name).map(created))
+        .onSuccess(created -> Responses.json(ctx, created ? 201 : 200, describe(settings)))
+        .onFailure(failure -> Responses.error(ctx, ApiException.from(failure, true)));
+  }
+
+  private void delete(RoutingContext ctx) {
+    String name = ctx.pathParam("consumer");
+    consumers.delete(name)
+        .compose(existed -> directory.reload(name).map(existed))
+        .onSuccess(existed -> {
+          if (existed) {
+            ctx.response().setStatusCode(204).end();
+          } else {
+            Responses.error(ctx, ApiException.unknownConsumer(name));
+          }
+        })
+        .onFailure(failure -> Responses.error(ctx, ApiException.from(failure, true)));
+  }
+
+  private void metadata(RoutingContext ctx) {
+    Responses.reply(ctx, () -> current(ctx).compose(settings ->
+        store.eval(Script.METADATA, Keys.consumer(settings.name()), List.of()).compose(reply -> {
+          if (reply.type() != io.vertx.redis.client.ResponseType.MULTI) {
+            return Future.failedFuture(ApiException.unknownConsumer(settings.name()));
+          }
+          return Future.succeededFuture(metadata(settings, reply));
+        })));
+  }
+
+  private static JsonObject metadata(ConsumerSettings settings, Response r) {
+    long now = r.get(0).toLong();
+    long oldestBacklog = r.get(4).toLong();
+    long oldestUnacked = r.get(5).toLong();
+    return new JsonObject()
+        .put("consumer", settings.name())
+        .put("backlog", r.get(1).toLong())
+        .put("unacked", r.get(2).toLong())
+        .put("stale", r.get(3).toLong())
+        .put("oldestBacklogAgeMs", oldestBacklog < 0 ? 0 : Math.max(0, now - oldestBacklog))
+        .put("oldestUnackedAgeMs", oldestUnacked < 0 ? 0 : Math.max(0, now - oldestUnacked))
+        .put("spooledBytes", r.get(6).toLong())
+        .put("totals", new JsonObject()
+            .put("published", r.get(7).toLong())
+            .put("delivered", r.get(8).toLong())
+            .put("acked", r.get(9).toLong())
+            .put("redelivered", r.get(10).toLong())
+            .put("expired", r.get(11).toLong()))
+        .put("config", settings.toJson());
+  }
+
+  /** The consumer as Redis has it now (not this node's possibly older copy). */
+  private Future<ConsumerSettings> current(RoutingContext ctx) {
+    String name = ctx.pathParam("consumer");
+    return directory.reload(name).compose(ignored -> {
+      ConsumerSettings settings = directory.get(name);
+      return settings == null ? Future.failedFuture(ApiException.unknownConsumer(name)) : Future.succeededFuture(settings);
+    });
+  }
+
+  private static JsonObject describe(ConsumerSettings settings) {
+    return new JsonObject().put("name", settings.name()).mergeIn(settings.toJson());
+  }
+
+}

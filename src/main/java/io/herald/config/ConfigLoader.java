@@ -1,0 +1,75 @@
+package io.herald.config;
+
+import io.vertx.config.ConfigRetriever;
+import io.vertx.config.ConfigRetrieverOptions;
+import io.vertx.config.ConfigStoreOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * Reads the configuration file through vertx-config and lays the supported environment variables
+ * over it, so that addresses and secrets can come from the environment.
+ */
+public final class ConfigLoader {
+  public static final Path DEFAULT_FILE = Path.of("conf", "herald.json");
+
+  /** Environment variable → the configuration key path it overrides. */
+  private static final Map<String, String> ENVIRONMENT = Map.of(
+      "HERALD_HTTP_PORT", "http.port",
+      "HERALD_REDIS_URL", "redis.url",
+      "HERALD_DATA_DIR", "redis.embedded.dataDir");
+
+  private ConfigLoader() {}
+
+  /**
+   * Loads {@code file}; when it is the default file and absent, starts from defaults so a bare
+   * {@code java -jar} works anywhere.
+   */
+  public static Future<HeraldConfig> load(Vertx vertx, Path file) {
+    ConfigRetrieverOptions options = new ConfigRetrieverOptions().setScanPeriod(0);
+    if (Files.exists(file) || !file.equals(DEFAULT_FILE)) {
+      options.addStore(new ConfigStoreOptions().setType("file").setFormat("json").setOptional(false)
+          .setConfig(new JsonObject().put("path", file.toString())));
+    }
+    options.addStore(new ConfigStoreOptions().setType("env")
+        .setConfig(new JsonObject().put("keys", new JsonArray(ENVIRONMENT.keySet().stream().toList()))
+            .put("raw-data", true)));
+    ConfigRetriever retriever = ConfigRetriever.create(vertx, options);
+    return retriever.getConfig()
+        .eventually(retriever::close)
+        .map(ConfigLoader::applyEnvironment)
+        .map(HeraldConfig::from);
+  }
+
+  static JsonObject applyEnvironment(JsonObject merged) {
+    JsonObject config = merged.copy();
+    ENVIRONMENT.forEach((variable, path) -> {
+      Object value = config.remove(variable);
+      if (value != null) {
+        String[] keys = path.split("\\.");
+        JsonObject section = config;
+        for (int i = 0; i < keys.length - 1; i++) {
+          if (!(section.getValue(keys[i]) instanceof JsonObject)) {
+            section.put(keys[i], new JsonObject());
+          }
+          section = section.getJsonObject(keys[i]);
+        }
+        section.put(keys[keys.length - 1], typed(value.toString()));
+      }
+    });
+    return config;
+  }
+
+  private static Object typed(String value) {
+    try {
+      return Long.parseLong(value);
+    } catch (NumberFormatException e) {
+      return value;
+    }
+  }
+}

@@ -1,0 +1,105 @@
+package io.herald.config;
+
+import io.herald.consumer.ConsumerSettings;
+import io.herald.topic.TopicName;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A node's validated configuration ({@code conf/herald.json}).
+ *
+ * @param http      the HTTP listener
+ * @param redis     which Redis to use, or the embedded one
+ * @param scheduler the redelivery scheduler
+ * @param consumers consumers that exist at start-up, by name
+ */
+public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Map<String, ConsumerSettings> consumers) {
+
+  /**
+   * @param port          TCP port (0..65535, default 8080; 0 = any free port)
+   * @param instances     HTTP verticle instances (1..64, default: the number of cores)
+   * @param maxBodyBytes  largest request body (1 KiB .. 256 MiB, default 16 MiB)
+   * @param maxEventBytes largest event, measured on its JSON (1 .. 64 MiB, default 1 MiB)
+   */
+  public record Http(int port, int instances, long maxBodyBytes, long maxEventBytes) {}
+
+  /**
+   * @param url       {@code redis://host:port}; null starts the embedded Redis
+   * @param poolSize  connections per HTTP verticle instance (1..1024, default 8)
+   * @param timeoutMs a Redis call that takes longer fails (100..60000, default 5000)
+   * @param embedded  the embedded Redis, used when url is null
+   */
+  public record RedisConfig(String url, int poolSize, long timeoutMs, Embedded embedded) {
+    @Override
+    public String toString() {
+      // a Redis URL may carry a password
+      return "RedisConfig[url=" + (url == null ? "embedded" : url.replaceAll("//[^@/]*@", "//***@"))
+          + ", poolSize=" + poolSize + ", timeoutMs=" + timeoutMs + ", embedded=" + embedded + "]";
+    }
+  }
+
+  /**
+   * @param dataDir     where it keeps its AOF (default ./data)
+   * @param port        its port (0 = any free port, the default)
+   * @param appendfsync AOF fsync policy: always, everysec (default) or no; see README on durability
+   */
+  public record Embedded(Path dataDir, int port, String appendfsync) {}
+
+  /**
+   * @param tickMs    ms between scheduler ticks when nothing is due (5..10000, default 25)
+   * @param batchSize most consumers and most entries per consumer moved in one tick (1..10000, default 500)
+   * @param sweepMs   ms between sweeps over every consumer that catch retention expiries (1000..3600000, default 60000)
+   */
+  public record Scheduler(long tickMs, int batchSize, long sweepMs) {}
+
+  /** Validates the whole tree; throws with every problem found. */
+  public static HeraldConfig from(JsonObject json) {
+    SettingsReader root = new SettingsReader(json);
+    SettingsReader http = root.section("http");
+    Http httpConfig = new Http(
+        (int) http.integer("port", 8080, 0, 65535),
+        (int) http.integer("instances", Runtime.getRuntime().availableProcessors(), 1, 64),
+        http.integer("maxBodyBytes", 16L << 20, 1024, 256L << 20),
+        http.integer("maxEventBytes", 1L << 20, 1, 64L << 20));
+    http.finish();
+
+    SettingsReader redis = root.section("redis");
+    String url = redis.text("url", null);
+    if (url != null && !url.startsWith("redis://") && !url.startsWith("rediss://")) {
+      redis.error("url", "must be a redis:// or rediss:// URL");
+    }
+    int poolSize = (int) redis.integer("poolSize", 8, 1, 1024);
+    long timeoutMs = redis.integer("timeoutMs", 5000, 100, 60_000);
+    SettingsReader embedded = redis.section("embedded");
+    Embedded embeddedConfig = new Embedded(
+        Path.of(embedded.text("dataDir", "./data")),
+        (int) embedded.integer("port", 0, 0, 65535),
+        embedded.oneOf("appendfsync", "everysec", List.of("always", "everysec", "no")));
+    embedded.finish();
+    redis.finish();
+
+    SettingsReader scheduler = root.section("scheduler");
+    Scheduler schedulerConfig = new Scheduler(
+        scheduler.integer("tickMs", 25, 5, 10_000),
+        (int) scheduler.integer("batchSize", 500, 1, 10_000),
+        scheduler.integer("sweepMs", 60_000, 1000, 3_600_000));
+    scheduler.finish();
+
+    Map<String, ConsumerSettings> consumers = new LinkedHashMap<>();
+    SettingsReader consumerSection = root.section("consumers");
+    root.members("consumers").keySet().forEach(name -> {
+      if (!TopicName.isValidConsumer(name)) {
+        consumerSection.error(name, "consumer names are 1..128 characters of A-Z a-z 0-9 . _ -");
+        return;
+      }
+      consumers.put(name, ConsumerSettings.read(name, consumerSection.section(name)));
+    });
+    root.finish();
+    root.failIfErrors();
+    return new HeraldConfig(httpConfig, new RedisConfig(url, poolSize, timeoutMs, embeddedConfig),
+        schedulerConfig, Map.copyOf(consumers));
+  }
+}

@@ -1,0 +1,9 @@
+package io.herald.config;
+
+/** One bad setting: its full key path and what it must be. */
+public record SettingError(String field, String message) {
+  @Override
+  public String toString() {
+    return field + ": " + message;
+  }
+}

@@ -1,0 +1,99 @@
+package io.herald.consumer;
+
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * This node's copy of every consumer's settings, loaded from Redis and refreshed when an admin
+ * change is announced. Readers on any thread see an immutable snapshot; topic matches are cached
+ * per snapshot.
+ */
+public final class ConsumerDirectory {
+  private static final System.Logger LOG = System.getLogger(ConsumerDirectory.class.getName());
+  private static final int MATCH_CACHE_SIZE = 10_000;
+
+  private final RedisStore store;
+  private volatile Snapshot snapshot = new Snapshot(Map.of());
+
+  public ConsumerDirectory(RedisStore store) {
+    this.store = store;
+  }
+
+  private record Snapshot(Map<String, ConsumerSettings> consumers,
+      Map<String, List<ConsumerSettings>> matches) {
+    Snapshot(Map<String, ConsumerSettings> consumers) {
+      this(Map.copyOf(consumers), new ConcurrentHashMap<>());
+    }
+  }
+
+  public ConsumerSettings get(String name) {
+    return snapshot.consumers().get(name);
+  }
+
+  public Map<String, ConsumerSettings> all() {
+    return snapshot.consumers();
+  }
+
+  /** The consumers whose patterns match {@code topic}. */
+  public List<ConsumerSettings> matching(String topic) {
+    Snapshot current = snapshot;
+    List<ConsumerSettings> cached = current.matches().get(topic);
+    if (cached != null) {
+      return cached;
+    }
+    List<ConsumerSettings> matched = current.consumers().values().stream().filter(c -> c.matches(topic)).toList();
+    if (current.matches().size() >= MATCH_CACHE_SIZE) {
+      current.matches().clear();
+    }
+    current.matches().put(topic, matched);
+    return matched;
+  }
+
+  /** Loads every consumer from Redis. */
+  public Future<Void> reload() {
+    return store.send(Request.cmd(Command.HGETALL).arg(Keys.CONSUMERS)).map(reply -> {
+      Map<String, ConsumerSettings> consumers = new HashMap<>();
+      for (String name : reply.getKeys()) {
+        ConsumerSettings settings = decode(name, reply.get(name));
+        if (settings != null) {
+          consumers.put(name, settings);
+        }
+      }
+      snapshot = new Snapshot(consumers);
+      return null;
+    });
+  }
+
+  /** Reloads one consumer after a change was announced. */
+  public Future<Void> reload(String name) {
+    return store.send(Request.cmd(Command.HGET).arg(Keys.CONSUMERS).arg(name)).map(reply -> {
+      Map<String, ConsumerSettings> consumers = new HashMap<>(snapshot.consumers());
+      ConsumerSettings settings = reply == null ? null : decode(name, reply);
+      if (settings == null) {
+        consumers.remove(name);
+      } else {
+        consumers.put(name, settings);
+      }
+      snapshot = new Snapshot(consumers);
+      return null;
+    });
+  }
+
+  private static ConsumerSettings decode(String name, Response stored) {
+    try {
+      return ConsumerSettings.parse(name, new JsonObject(stored.toString()));
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.ERROR, "Ignoring consumer '" + name + "' with unreadable settings in Redis: " + e.getMessage());
+      return null;
+    }
+  }
+}

@@ -1,0 +1,105 @@
+package io.herald.consumer;
+
+import io.herald.config.SettingsReader;
+import io.herald.topic.TopicPattern;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A consumer's settings, defaults filled in and ranges checked (protocol.md, "Consumer settings").
+ *
+ * @param ackTimeoutMs     ms a hand-out may stay unacked before it is stale (5 s .. 1 h, default 30 s)
+ * @param maxPollRecords   most events in one batch (1..1000, default 10)
+ * @param maxUnacked       most delivered-but-unacked events, stale ones included (1..100000, default 500)
+ * @param retentionMs      ms an event not yet acked is kept (1 min .. 30 d, default 7 d)
+ * @param redelivery       backoff before a stale delivery is handed out again
+ */
+public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode ackMode, long ackTimeoutMs,
+    int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery) {
+
+  public enum AckMode {
+    EXPLICIT, AUTO;
+
+    String wire() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
+  /**
+   * Backoff after the n-th delivery missed its deadline: min(initialDelayMs · multiplier^(n−1), maxDelayMs).
+   *
+   * @param initialDelayMs first backoff (0 .. 1 h, default 1 s)
+   * @param multiplier     growth per delivery (1.0 .. 10.0, default 2.0)
+   * @param maxDelayMs     cap (0 .. 1 d, default 60 s)
+   */
+  public record Redelivery(long initialDelayMs, double multiplier, long maxDelayMs) {}
+
+  /** Reads settings, reporting every bad field through {@code reader}'s errors. */
+  public static ConsumerSettings read(String name, SettingsReader reader) {
+    List<TopicPattern> topics = new ArrayList<>();
+    for (String pattern : reader.texts("topics", 1, 100)) {
+      try {
+        topics.add(TopicPattern.parse(pattern));
+      } catch (IllegalArgumentException e) {
+        reader.error("topics", "'" + pattern + "': " + e.getMessage());
+      }
+    }
+    String ackMode = reader.oneOf("ackMode", "explicit", List.of("explicit", "auto"));
+    long ackTimeoutMs = reader.integer("ackTimeoutMs", 30_000, 5_000, 3_600_000);
+    long maxPollRecords = reader.integer("maxPollRecords", 10, 1, 1000);
+    long maxUnacked = reader.integer("maxUnacked", 500, 1, 100_000);
+    long retentionMs = reader.integer("retentionMs", 604_800_000L, 60_000, 2_592_000_000L);
+    SettingsReader backoff = reader.section("redelivery");
+    Redelivery redelivery = new Redelivery(
+        backoff.integer("initialDelayMs", 1000, 0, 3_600_000),
+        backoff.decimal("multiplier", 2.0, 1.0, 10.0),
+        backoff.integer("maxDelayMs", 60_000, 0, 86_400_000));
+    backoff.finish();
+    reader.finish();
+    return new ConsumerSettings(name, List.copyOf(topics), AckMode.valueOf(ackMode.toUpperCase(java.util.Locale.ROOT)),
+        ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery);
+  }
+
+  /** Parses settings sent by a client or stored in Redis; throws with every bad field. */
+  public static ConsumerSettings parse(String name, JsonObject json) {
+    SettingsReader reader = new SettingsReader(json);
+    ConsumerSettings settings = read(name, reader);
+    reader.failIfErrors();
+    return settings;
+  }
+
+  public boolean matches(String topic) {
+    for (TopicPattern pattern : topics) {
+      if (pattern.matches(topic)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Every setting, defaults included: what GET returns and what Redis stores. */
+  public JsonObject toJson() {
+    JsonArray patterns = new JsonArray();
+    topics.forEach(p -> patterns.add(p.toString()));
+    return new JsonObject()
+        .put("topics", patterns)
+        .put("ackMode", ackMode.wire())
+        .put("ackTimeoutMs", ackTimeoutMs)
+        .put("maxPollRecords", maxPollRecords)
+        .put("maxUnacked", maxUnacked)
+        .put("retentionMs", retentionMs)
+        .put("redelivery", new JsonObject()
+            .put("initialDelayMs", redelivery.initialDelayMs())
+            .put("multiplier", redelivery.multiplier())
+            .put("maxDelayMs", redelivery.maxDelayMs()));
+  }
+
+  /** The settings the Redis scripts read from the consumer's meta hash, as name/value pairs. */
+  public List<Object> scriptFields() {
+    return List.of("ackMode", ackMode.wire(), "ackTimeoutMs", ackTimeoutMs, "maxUnacked", maxUnacked,
+        "retentionMs", retentionMs, "initialDelayMs", redelivery.initialDelayMs(),
+        "multiplier", redelivery.multiplier(), "maxDelayMs", redelivery.maxDelayMs());
+  }
+}

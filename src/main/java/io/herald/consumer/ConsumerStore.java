@@ -1,0 +1,51 @@
+package io.herald.consumer;
+
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.herald.store.Script;
+import io.vertx.core.Future;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+/** Creates, replaces and deletes consumers in Redis and tells every node. */
+public final class ConsumerStore {
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private final RedisStore store;
+
+  public ConsumerStore(RedisStore store) {
+    this.store = store;
+  }
+
+  /**
+   * Writes the consumer's own keys first (the scripts' source of truth), then the list every node
+   * loads, then announces the change. Returns true when the consumer was created.
+   */
+  public Future<Boolean> put(ConsumerSettings settings) {
+    byte[] salt = new byte[16];
+    RANDOM.nextBytes(salt);
+    List<Object> args = new ArrayList<>();
+    args.add(HexFormat.of().formatHex(salt));
+    args.addAll(settings.scriptFields());
+    return store.eval(Script.CONSUMER_PUT, Keys.consumer(settings.name()), args)
+        .compose(created -> store.send(Request.cmd(Command.HSET).arg(Keys.CONSUMERS).arg(settings.name())
+                .arg(settings.toJson().encode()))
+            .compose(ignored -> announce(settings.name()))
+            .map(ignored -> created.toInteger() == 1));
+  }
+
+  /** Removes the consumer from the list first so no node spools for it, then its keys. */
+  public Future<Boolean> delete(String name) {
+    return store.send(Request.cmd(Command.HDEL).arg(Keys.CONSUMERS).arg(name))
+        .compose(removed -> store.eval(Script.CONSUMER_DELETE, Keys.consumer(name), List.of())
+            .compose(deleted -> announce(name)
+                .map(ignored -> removed.toInteger() == 1 || deleted.toInteger() == 1)));
+  }
+
+  private Future<Void> announce(String name) {
+    return store.send(Request.cmd(Command.PUBLISH).arg(Keys.ADMIN_CHANNEL).arg(name)).mapEmpty();
+  }
+}

@@ -1,0 +1,94 @@
+package io.herald.delivery;
+
+import io.herald.Addresses;
+import io.herald.consumer.ConsumerDirectory;
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.RedisConnection;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.util.function.Supplier;
+
+/**
+ * Carries Redis pub/sub into this node: wake-ups (a consumer may have events, published or due on
+ * any node) go to the event bus, settings changes reload the consumer directory. Reconnects when
+ * the subscription drops, and then assumes it missed something: it reloads every consumer and
+ * wakes every parked poll.
+ */
+public final class NotificationVerticle extends VerticleBase {
+  private static final System.Logger LOG = System.getLogger(NotificationVerticle.class.getName());
+  private static final long RETRY_MS = 500;
+
+  private final Supplier<RedisStore> stores;
+  private final ConsumerDirectory directory;
+  private RedisStore store;
+  private RedisConnection connection;
+  private boolean stopping;
+  private boolean retrying;
+
+  public NotificationVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory) {
+    this.stores = stores;
+    this.directory = directory;
+  }
+
+  @Override
+  public Future<?> start() {
+    store = stores.get();
+    return subscribe();
+  }
+
+  @Override
+  public Future<?> stop() {
+    stopping = true;
+    return store.close();
+  }
+
+  private Future<Void> subscribe() {
+    return store.connect().compose(conn -> {
+      connection = conn;
+      conn.handler(this::onMessage);
+      conn.exceptionHandler(failure -> resubscribeLater());
+      conn.endHandler(ended -> resubscribeLater());
+      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(Keys.WAKE_CHANNEL).arg(Keys.ADMIN_CHANNEL)).mapEmpty();
+    });
+  }
+
+  private void onMessage(Response message) {
+    if (message.size() < 3 || !"message".equals(message.get(0).toString())) {
+      return;
+    }
+    String channel = message.get(1).toString();
+    String consumer = message.get(2).toString();
+    if (channel.equals(Keys.WAKE_CHANNEL)) {
+      vertx.eventBus().publish(Addresses.WAKE, consumer);
+    } else if (channel.equals(Keys.ADMIN_CHANNEL)) {
+      directory.reload(consumer).onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
+          "Could not reload consumer " + consumer + ": " + failure.getMessage()));
+    }
+  }
+
+  private void resubscribeLater() {
+    if (stopping || retrying) {
+      return;
+    }
+    retrying = true;
+    if (connection != null) {
+      connection.close();
+      connection = null;
+    }
+    vertx.setTimer(RETRY_MS, t -> subscribe()
+        .compose(ok -> directory.reload())
+        .onComplete(done -> {
+          retrying = false;
+          if (done.succeeded()) {
+            vertx.eventBus().publish(Addresses.WAKE, Waiters.EVERYONE);
+          } else {
+            LOG.log(System.Logger.Level.WARNING, "Redis subscription lost, retrying: " + done.cause().getMessage());
+            resubscribeLater();
+          }
+        }));
+  }
+}

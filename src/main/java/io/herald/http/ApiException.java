@@ -1,0 +1,73 @@
+package io.herald.http;
+
+import io.herald.store.StoreException;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonObject;
+
+/** A failure the client is told about in the protocol's error envelope. */
+public final class ApiException extends RuntimeException {
+  private final ErrorCode code;
+  private final JsonObject details;
+
+  public ApiException(ErrorCode code, String message) {
+    this(code, message, null);
+  }
+
+  public ApiException(ErrorCode code, String message, JsonObject details) {
+    super(message, null, false, false);
+    this.code = code;
+    this.details = details;
+  }
+
+  public static ApiException invalid(String field, String message) {
+    return new ApiException(ErrorCode.INVALID_REQUEST, field + ": " + message, new JsonObject().put("field", field));
+  }
+
+  public static ApiException unknownConsumer(String consumer) {
+    return new ApiException(ErrorCode.NOT_FOUND, "No consumer named '" + consumer + "'",
+        new JsonObject().put("consumer", consumer));
+  }
+
+  /**
+   * Maps any failure to what the client is told. {@code wrote}: whether the failed call may have
+   * changed state, which turns a lost Redis reply into OUTCOME_UNKNOWN rather than STORE_UNAVAILABLE.
+   */
+  public static ApiException from(Throwable failure, boolean wrote) {
+    if (failure instanceof ApiException api) {
+      return api;
+    }
+    if (failure instanceof StoreException store) {
+      return store.sent() && wrote
+          ? new ApiException(ErrorCode.OUTCOME_UNKNOWN,
+              "Redis stopped answering after the request was sent: it may or may not have been done")
+          : new ApiException(ErrorCode.STORE_UNAVAILABLE, "The event store (Redis) is unavailable; nothing was done");
+    }
+    if (failure instanceof ReplyException reply) {
+      if (reply.failureType() == ReplyFailure.RECIPIENT_FAILURE && reply.failureCode() >= 0
+          && reply.failureCode() < ErrorCode.values().length) {
+        return new ApiException(ErrorCode.values()[reply.failureCode()], reply.getMessage());
+      }
+      return new ApiException(wrote ? ErrorCode.OUTCOME_UNKNOWN : ErrorCode.STORE_UNAVAILABLE,
+          "The gateway did not answer in time: " + reply.getMessage());
+    }
+    return new ApiException(ErrorCode.INTERNAL_ERROR, "Internal error");
+  }
+
+  public ErrorCode code() {
+    return code;
+  }
+
+  public JsonObject details() {
+    return details;
+  }
+
+  /** The protocol's HTTP error body. */
+  public JsonObject toJson() {
+    JsonObject error = new JsonObject().put("code", code.name()).put("message", getMessage());
+    if (details != null) {
+      error.put("details", details);
+    }
+    return new JsonObject().put("error", error);
+  }
+}

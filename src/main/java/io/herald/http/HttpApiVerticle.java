@@ -1,0 +1,173 @@
+package io.herald.http;
+
+import io.herald.Addresses;
+import io.herald.admin.ConsumerRoutes;
+import io.herald.consumer.ConsumerDirectory;
+import io.herald.consumer.ConsumerSettings;
+import io.herald.delivery.PollService;
+import io.herald.delivery.Waiters;
+import io.herald.publish.PublishService;
+import io.herald.store.RedisClock;
+import io.herald.store.RedisStore;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import java.util.function.Supplier;
+
+/**
+ * The HTTP API: publish, poll, ack, consumer metadata, administration and health. Several instances
+ * share the port; each owns its Redis pool and its parked long polls.
+ */
+public final class HttpApiVerticle extends VerticleBase {
+  static final int MAX_ACK_IDS = 10_000;
+  static final long MAX_WAIT_MS = 20_000;
+
+  private final Supplier<RedisStore> stores;
+  private final ConsumerDirectory directory;
+  private final RedisClock clock;
+  private final String host;
+  private final int port;
+  private final long maxBodyBytes;
+  private final long maxEventBytes;
+  private final long redisTimeoutMs;
+  private RedisStore store;
+  private PublishService publisher;
+  private PollService poller;
+  private HttpServer server;
+
+  public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, RedisClock clock, String host,
+      int port, long maxBodyBytes, long maxEventBytes, long redisTimeoutMs) {
+    this.stores = stores;
+    this.directory = directory;
+    this.clock = clock;
+    this.host = host;
+    this.port = port;
+    this.maxBodyBytes = maxBodyBytes;
+    this.maxEventBytes = maxEventBytes;
+    this.redisTimeoutMs = redisTimeoutMs;
+  }
+
+  @Override
+  public Future<?> start() {
+    store = stores.get();
+    Waiters waiters = new Waiters();
+    vertx.eventBus().<String>consumer(Addresses.WAKE, message -> waiters.wake(message.body()));
+    vertx.setPeriodic(60_000, t -> waiters.forgetIdle());
+    publisher = new PublishService(store, directory, clock, maxEventBytes);
+    poller = new PollService(vertx, store, waiters);
+
+    Router router = Router.router(vertx);
+    router.route().handler(BodyHandler.create(false).setBodyLimit(maxBodyBytes));
+    router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "UP")));
+    router.get("/health/ready").handler(this::ready);
+    router.postWithRegex("/v1/topics/(?<topic>.+)/events").handler(this::publish);
+    router.post("/v1/consumers/:consumer/poll").handler(this::poll);
+    router.get("/v1/consumers/:consumer/poll").handler(this::poll);
+    router.post("/v1/consumers/:consumer/acks").handler(this::ack);
+    new ConsumerRoutes(store, directory).mount(router);
+    router.route().failureHandler(Responses::failure);
+    router.errorHandler(404, ctx -> Responses.error(ctx, new ApiException(ErrorCode.NOT_FOUND,
+        "No route " + ctx.request().method() + " " + ctx.request().path())));
+    router.errorHandler(405, ctx -> Responses.error(ctx, new ApiException(ErrorCode.METHOD_NOT_ALLOWED,
+        "Method " + ctx.request().method() + " is not allowed on " + ctx.request().path())));
+
+    server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port)
+        .setCompressionSupported(false).setMaxFormAttributeSize(-1));
+    return server.requestHandler(router).listen();
+  }
+
+  @Override
+  public Future<?> stop() {
+    return server.close().eventually(store::close);
+  }
+
+  private void ready(RoutingContext ctx) {
+    store.send(Request.cmd(Command.PING)).onComplete(done -> {
+      if (done.succeeded()) {
+        Responses.json(ctx, 200, new JsonObject().put("status", "UP"));
+      } else {
+        Responses.error(ctx, new ApiException(ErrorCode.STORE_UNAVAILABLE, "Redis does not answer"));
+      }
+    });
+  }
+
+  private void publish(RoutingContext ctx) {
+    Responses.reply(ctx, () -> publisher.publish(ctx.pathParam("topic"), ctx.body().buffer() == null
+        ? io.vertx.core.buffer.Buffer.buffer() : ctx.body().buffer()));
+  }
+
+  private void poll(RoutingContext ctx) {
+    Responses.replyBuffer(ctx, () -> {
+      JsonObject body = ctx.request().method().name().equals("GET") ? queryParameters(ctx) : Requests.object(ctx);
+      Long maxEvents = Requests.integer(body, "maxEvents", 1, 1000);
+      Long waitMs = Requests.integer(body, "waitMs", 0, MAX_WAIT_MS);
+      Requests.onlyFields(body, "maxEvents", "waitMs");
+      Promise<Void> gone = Promise.promise();
+      ctx.response().closeHandler(v -> gone.tryComplete());
+      return consumer(ctx).compose(consumer -> poller.poll(consumer,
+              maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(),
+              waitMs == null ? 0 : waitMs, gone.future()))
+          .map(batch -> batch.json());
+    });
+  }
+
+  private void ack(RoutingContext ctx) {
+    Responses.reply(ctx, () -> {
+      JsonObject body = Requests.object(ctx);
+      JsonArray ackIds = Requests.strings(body, "ackIds", MAX_ACK_IDS);
+      JsonArray batchAckIds = Requests.strings(body, "batchAckIds", MAX_ACK_IDS);
+      Requests.onlyFields(body, "ackIds", "batchAckIds");
+      if (ackIds.size() + batchAckIds.size() == 0) {
+        throw ApiException.invalid("ackIds", "name at least one ackId or batchAckId");
+      }
+      JsonArray knownBatches = new JsonArray();
+      JsonArray malformedBatches = new JsonArray();
+      batchAckIds.forEach(id -> (Requests.isBatchAckId((String) id) ? knownBatches : malformedBatches).add(id));
+      JsonObject request = new JsonObject().put("ackIds", ackIds).put("batchAckIds", knownBatches);
+      return consumer(ctx).compose(consumer -> vertx.eventBus()
+          .<JsonObject>request(Addresses.ACKS, request.put("consumer", consumer.name()),
+              new DeliveryOptions().setSendTimeout(redisTimeoutMs * 2))
+          .map(reply -> {
+            JsonObject results = reply.body();
+            malformedBatches.forEach(id -> results.getJsonArray("results")
+                .add(new JsonObject().put("batchAckId", id).put("status", "UNKNOWN")));
+            return results;
+          }));
+    });
+  }
+
+  /** The consumer named in the path; one this node has not heard of yet is looked up in Redis. */
+  private Future<ConsumerSettings> consumer(RoutingContext ctx) {
+    String name = ctx.pathParam("consumer");
+    ConsumerSettings known = directory.get(name);
+    if (known != null) {
+      return Future.succeededFuture(known);
+    }
+    return directory.reload(name).compose(ignored -> {
+      ConsumerSettings found = directory.get(name);
+      return found != null ? Future.succeededFuture(found) : Future.failedFuture(ApiException.unknownConsumer(name));
+    });
+  }
+
+  private static JsonObject queryParameters(RoutingContext ctx) {
+    JsonObject query = new JsonObject();
+    ctx.queryParams().forEach((name, value) -> {
+      try {
+        query.put(name, Long.parseLong(value));
+      } catch (NumberFormatException e) {
+        query.put(name, value);
+      }
+    });
+    return query;
+  }
+}

@@ -1,0 +1,66 @@
+package io.herald.http;
+
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/** Reading request bodies: every problem becomes INVALID_REQUEST naming the field. */
+public final class Requests {
+  private static final Pattern BATCH_ACK_ID = Pattern.compile("[0-9a-f]{32}");
+
+  private Requests() {}
+
+  /** The body as a JSON object; an empty body is an empty object. */
+  public static JsonObject object(RoutingContext ctx) {
+    if (ctx.body().length() == 0) {
+      return new JsonObject();
+    }
+    try {
+      Object value = ctx.body().asJsonObject();
+      return (JsonObject) value;
+    } catch (DecodeException | ClassCastException e) {
+      throw ApiException.invalid("body", "must be a JSON object");
+    }
+  }
+
+  public static Long integer(JsonObject body, String field, long min, long max) {
+    Object value = body.getValue(field);
+    if (value == null) {
+      return null;
+    }
+    if (value instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())
+        && n.longValue() >= min && n.longValue() <= max) {
+      return n.longValue();
+    }
+    throw ApiException.invalid(field, "must be an integer in " + min + ".." + max);
+  }
+
+  /** An optional array of strings, at most {@code max} of them; absent is empty. */
+  public static JsonArray strings(JsonObject body, String field, int max) {
+    Object value = body.getValue(field);
+    if (value == null) {
+      return new JsonArray();
+    }
+    if (value instanceof JsonArray array && array.size() <= max
+        && array.stream().allMatch(item -> item instanceof String s && s.length() <= 512)) {
+      return array;
+    }
+    throw ApiException.invalid(field, "must be an array of at most " + max + " strings");
+  }
+
+  public static void onlyFields(JsonObject body, String... allowed) {
+    List<String> names = List.of(allowed);
+    for (String field : body.fieldNames()) {
+      if (!names.contains(field)) {
+        throw ApiException.invalid(field, "unknown field");
+      }
+    }
+  }
+
+  public static boolean isBatchAckId(String id) {
+    return BATCH_ACK_ID.matcher(id).matches();
+  }
+}

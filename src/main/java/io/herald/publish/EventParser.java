@@ -1,0 +1,178 @@
+package io.herald.publish;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import io.herald.http.ApiException;
+import io.vertx.core.buffer.Buffer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads a publish body, one event or {@code {"events":[...]}}, with a streaming parser, so that each
+ * payload is kept as the bytes the publisher sent. Anything malformed fails the whole request
+ * naming the field.
+ */
+final class EventParser {
+  static final int MAX_EVENTS = 1000;
+  static final int MAX_HEADERS = 64;
+  static final int MAX_STRING = 256;
+  private static final JsonFactory JSON = new JsonFactory();
+
+  private final byte[] body;
+  private final JsonParser parser;
+
+  private EventParser(byte[] body) throws IOException {
+    this.body = body;
+    this.parser = JSON.createParser(body);
+  }
+
+  static List<PublishedEvent> parse(Buffer body) {
+    byte[] bytes = body.getBytes();
+    try {
+      return new EventParser(bytes).request();
+    } catch (JsonProcessingException e) {
+      throw ApiException.invalid("body", "malformed JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private List<PublishedEvent> request() throws IOException {
+    if (parser.nextToken() != JsonToken.START_OBJECT) {
+      throw ApiException.invalid("body", "must be a JSON object: one event or {\"events\":[...]}");
+    }
+    int start = (int) parser.currentTokenLocation().getByteOffset();
+    List<PublishedEvent> batch = null;
+    EventFields single = new EventFields("");
+    while (parser.nextToken() == JsonToken.FIELD_NAME) {
+      String field = parser.currentName();
+      parser.nextToken();
+      if (field.equals("events")) {
+        batch = events();
+      } else {
+        single.read(field);
+      }
+    }
+    int end = (int) parser.currentLocation().getByteOffset();
+    if (parser.nextToken() != null) {
+      throw ApiException.invalid("body", "unexpected content after the JSON object");
+    }
+    if (batch != null) {
+      if (single.any) {
+        throw ApiException.invalid("events", "a batch has only the field 'events'");
+      }
+      return batch;
+    }
+    return List.of(single.build(end - start));
+  }
+
+  private List<PublishedEvent> events() throws IOException {
+    if (parser.currentToken() != JsonToken.START_ARRAY) {
+      throw ApiException.invalid("events", "must be an array of events");
+    }
+    List<PublishedEvent> events = new ArrayList<>();
+    while (parser.nextToken() != JsonToken.END_ARRAY) {
+      String path = "events[" + events.size() + "]";
+      if (events.size() == MAX_EVENTS) {
+        throw ApiException.invalid("events", "at most " + MAX_EVENTS + " events per request");
+      }
+      if (parser.currentToken() != JsonToken.START_OBJECT) {
+        throw ApiException.invalid(path, "must be an object");
+      }
+      int start = (int) parser.currentTokenLocation().getByteOffset();
+      EventFields fields = new EventFields(path + ".");
+      while (parser.nextToken() == JsonToken.FIELD_NAME) {
+        String field = parser.currentName();
+        parser.nextToken();
+        fields.read(field);
+      }
+      int end = (int) parser.currentLocation().getByteOffset();
+      events.add(fields.build(end - start));
+    }
+    if (events.isEmpty()) {
+      throw ApiException.invalid("events", "must hold at least one event");
+    }
+    return events;
+  }
+
+  /** The fields of one event, read from the parser positioned on each field's value. */
+  private final class EventFields {
+    private final String path;
+    private boolean any;
+    private Buffer payload;
+    private String key;
+    private String correlationId;
+    private Map<String, String> headers = Map.of();
+
+    EventFields(String path) {
+      this.path = path;
+    }
+
+    void read(String field) throws IOException {
+      any = true;
+      switch (field) {
+        case "payload" -> payload = rawValue();
+        case "key" -> key = shortText(field);
+        case "correlationId" -> correlationId = shortText(field);
+        case "headers" -> headers = headers();
+        case "ttlMs", "idempotencyKey" -> throw ApiException.invalid(path + field, "not supported by this version yet");
+        default -> throw ApiException.invalid(path + field, "unknown event field");
+      }
+    }
+
+    PublishedEvent build(int size) {
+      if (payload == null) {
+        throw ApiException.invalid(path + "payload", "is required (it may be null)");
+      }
+      return new PublishedEvent(payload, key, headers, correlationId, size);
+    }
+
+    private Buffer rawValue() throws IOException {
+      int start = (int) parser.currentTokenLocation().getByteOffset();
+      if (parser.currentToken().isStructStart()) {
+        parser.skipChildren();
+      } else {
+        parser.finishToken();
+      }
+      int end = (int) parser.currentLocation().getByteOffset();
+      return Buffer.buffer().appendBytes(body, start, end - start);
+    }
+
+    private String shortText(String field) throws IOException {
+      if (parser.currentToken() == JsonToken.VALUE_NULL) {
+        return null;
+      }
+      if (parser.currentToken() != JsonToken.VALUE_STRING || parser.getText().length() > MAX_STRING) {
+        throw ApiException.invalid(path + field, "must be a string of at most " + MAX_STRING + " characters");
+      }
+      return parser.getText();
+    }
+
+    private Map<String, String> headers() throws IOException {
+      if (parser.currentToken() == JsonToken.VALUE_NULL) {
+        return Map.of();
+      }
+      if (parser.currentToken() != JsonToken.START_OBJECT) {
+        throw ApiException.invalid(path + "headers", "must be an object of string values");
+      }
+      Map<String, String> values = new LinkedHashMap<>();
+      while (parser.nextToken() == JsonToken.FIELD_NAME) {
+        String name = parser.currentName();
+        if (parser.nextToken() != JsonToken.VALUE_STRING) {
+          throw ApiException.invalid(path + "headers." + name, "header values are strings");
+        }
+        values.put(name, parser.getText());
+        if (values.size() > MAX_HEADERS) {
+          throw ApiException.invalid(path + "headers", "at most " + MAX_HEADERS + " headers");
+        }
+      }
+      return values;
+    }
+  }
+}

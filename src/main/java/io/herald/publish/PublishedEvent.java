@@ -1,0 +1,12 @@
+package io.herald.publish;
+
+import io.vertx.core.buffer.Buffer;
+import java.util.Map;
+
+/**
+ * One event of a publish request as the publisher sent it.
+ *
+ * @param payload the payload's JSON exactly as it arrived, never re-encoded
+ * @param size    bytes of the event's JSON, what the size limit is measured on
+ */
+record PublishedEvent(Buffer payload, String key, Map<String, String> headers, String correlationId, int size) {}

@@ -1,0 +1,119 @@
+package io.herald.redelivery;
+
+import io.herald.consumer.ConsumerDirectory;
+import io.herald.store.Keys;
+import io.herald.store.RedisClock;
+import io.herald.store.RedisStore;
+import io.herald.store.Script;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * The redelivery scheduler. The due index ({@link Keys#DUE}) holds, per consumer, when its timed
+ * work (a deadline, a backoff, a retention expiry) next falls due; each tick takes the consumers
+ * that are due now, runs their scheduler step (one script each, bounded), and files their next due
+ * time. A tick costs what is due, not what is pending; idle consumers cost nothing. Every node
+ * runs one: the scripts re-check each entry inside Redis, so two schedulers never move one twice.
+ * A slow sweep over every consumer catches due times that a crashed node never filed.
+ */
+public final class RedeliverySchedulerVerticle extends VerticleBase {
+  private static final System.Logger LOG = System.getLogger(RedeliverySchedulerVerticle.class.getName());
+
+  private final Supplier<RedisStore> stores;
+  private final RedisClock clock;
+  private final ConsumerDirectory directory;
+  private final long tickMs;
+  private final int batchSize;
+  private final long sweepMs;
+  private RedisStore store;
+  private boolean stopped;
+  private long sweepTimer;
+
+  public RedeliverySchedulerVerticle(Supplier<RedisStore> stores, RedisClock clock, ConsumerDirectory directory,
+      long tickMs, int batchSize, long sweepMs) {
+    this.stores = stores;
+    this.clock = clock;
+    this.directory = directory;
+    this.tickMs = tickMs;
+    this.batchSize = batchSize;
+    this.sweepMs = sweepMs;
+  }
+
+  @Override
+  public Future<?> start() {
+    store = stores.get();
+    vertx.setTimer(tickMs, t -> tick());
+    sweepTimer = vertx.setPeriodic(sweepMs, t -> sweep());
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    stopped = true;
+    vertx.cancelTimer(sweepTimer);
+    return store.close();
+  }
+
+  private void tick() {
+    if (stopped) {
+      return;
+    }
+    store.send(Request.cmd(Command.ZRANGE).arg(Keys.DUE).arg("-inf").arg(clock.now()).arg("BYSCORE")
+            .arg("LIMIT").arg(0).arg(batchSize))
+        .compose(due -> {
+          List<String> consumers = new ArrayList<>();
+          due.forEach(name -> consumers.add(name.toString()));
+          return work(consumers).map(consumers.size());
+        })
+        .onComplete(done -> {
+          if (done.failed()) {
+            LOG.log(System.Logger.Level.WARNING, "Scheduler tick failed: " + done.cause().getMessage());
+          }
+          // a full batch means more is due: go on at once
+          boolean more = done.succeeded() && done.result() == batchSize;
+          if (!stopped) {
+            vertx.setTimer(more ? 1 : tickMs, t -> tick());
+          }
+        });
+  }
+
+  /** Runs the scheduler step of each consumer and files its next due time. */
+  private Future<Void> work(List<String> consumers) {
+    if (consumers.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    Request versions = Request.cmd(Command.HMGET).arg(Keys.DUE_VERSIONS);
+    consumers.forEach(versions::arg);
+    return store.send(versions).compose(seen -> {
+      List<Future<Response>> steps = new ArrayList<>();
+      for (int i = 0; i < consumers.size(); i++) {
+        String consumer = consumers.get(i);
+        String version = seen.get(i) == null ? "" : seen.get(i).toString();
+        steps.add(step(consumer).compose(next -> store.eval(Script.DUE_UPDATE, List.of(Keys.DUE, Keys.DUE_VERSIONS),
+            List.of(consumer, next, version))));
+      }
+      return Future.join(steps).mapEmpty();
+    });
+  }
+
+  private Future<Long> step(String consumer) {
+    return store.eval(Script.REDELIVER, Keys.consumer(consumer), List.of(batchSize, consumer, Keys.WAKE_CHANNEL))
+        .map(Response::toLong);
+  }
+
+  /** Files every known consumer's due time again: a safety net, at a slow pace. */
+  private void sweep() {
+    for (String consumer : directory.all().keySet()) {
+      step(consumer)
+          .compose(next -> next < 0 ? Future.succeededFuture()
+              : store.eval(Script.DUE_LOWER, List.of(Keys.DUE, Keys.DUE_VERSIONS), List.of(consumer, next)))
+          .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG, "Sweep of " + consumer + " failed: " + failure));
+    }
+  }
+}

@@ -1,0 +1,38 @@
+package io.herald.store;
+
+import java.util.List;
+
+/**
+ * Builds every Redis key Herald uses. All keys of one consumer share the hash tag {@code {c:<name>}}
+ * so that each per-consumer script touches a single Redis Cluster slot.
+ */
+public final class Keys {
+  /** HASH consumer name → settings JSON: the list every node loads. */
+  public static final String CONSUMERS = "herald:consumers";
+  /** ZSET consumer name → the time its scheduler work is next due. */
+  public static final String DUE = "herald:{sched}:due";
+  /** HASH consumer name → version, bumped whenever the due time is lowered. */
+  public static final String DUE_VERSIONS = "herald:{sched}:versions";
+  /** Pub/sub channel: a consumer name, published when it may have events to hand out. */
+  public static final String WAKE_CHANNEL = "herald:wake";
+  /** Pub/sub channel: a consumer name, published when its settings changed. */
+  public static final String ADMIN_CHANNEL = "herald:admin";
+
+  private Keys() {}
+
+  private static String prefix(String consumer) {
+    return "herald:{c:" + consumer + "}:";
+  }
+
+  /** The keys every per-consumer script receives, in the order {@code consumer.lib.lua} names them. */
+  public static List<String> consumer(String consumer) {
+    String p = prefix(consumer);
+    return List.of(p + "meta", p + "backlog", p + "events", p + "expiry", p + "listening",
+        p + "pending", p + "stale", p + "deliveries", p + "first");
+  }
+
+  /** The key holding the ackIds of one batch, named by its batchAckId. */
+  public static String batch(String consumer, String batchAckId) {
+    return prefix(consumer) + "batch:" + batchAckId;
+  }
+}

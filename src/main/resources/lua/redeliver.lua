@@ -1,0 +1,27 @@
+-- One scheduler step for one consumer: deliveries past their deadline become stale, events past
+-- their retention leave. Bounded by ARGV[1] per kind of work, so its cost follows the work due.
+-- ARGV[1] most entries to move per kind, ARGV[2] consumer name, ARGV[3] wake-up channel
+-- Returns the time the consumer next needs the scheduler, or -1 when it holds nothing timed.
+local cfg = settings()
+if not cfg then return -1 end
+local now = now_ms()
+local limit = tonumber(ARGV[1])
+make_due_stale(cfg, now, limit)
+expire_due(now, limit)
+
+if redis.call('EXISTS', K.listening) == 1 and redis.call('ZCOUNT', K.stale, '-inf', now) > 0 then
+  redis.call('PUBLISH', ARGV[3], ARGV[2])
+end
+
+local next = -1
+local function earliest(key, min)
+  local first = redis.call('ZRANGEBYSCORE', key, min, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if first[2] then
+    local at = tonumber(first[2])
+    if next < 0 or at < next then next = at end
+  end
+end
+earliest(K.pending, '-inf')
+earliest(K.stale, '(' .. now)
+earliest(K.expiry, '-inf')
+return next
