@@ -4,13 +4,14 @@
 -- ARGV[1] most events to hand out
 -- ARGV[2] '1' to mark the consumer as listened for when nothing is handed out (long poll)
 -- ARGV[3] how long that mark lasts, ms
--- Returns {1, now, heldBack, ackId1, blob1, deliveryCount1, deadline1, ...}, or {-1} when the
--- consumer does not exist. In auto ack mode ackIds and deadlines are empty strings.
+-- Returns {1, now, heldBack, nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, or {-1} when
+-- the consumer does not exist. nextDue: when the scheduler next has work for the consumer (an ack
+-- deadline or a retention expiry), -1 if never. In auto ack mode ackIds and deadlines are ''.
 local cfg = settings()
 if not cfg then return {-1} end
 local now = now_ms()
 local max = tonumber(ARGV[1])
-local out = {1, now, 0}
+local out = {1, now, 0, -1}
 local ackIds = {}
 local handed = 0
 
@@ -71,6 +72,14 @@ if want > 0 then
   if take < want and redis.call('ZCARD', K.backlog) > 0 then
     out[3] = 1
   end
+end
+
+local firstExpiry = redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]
+if #ackIds > 0 then
+  out[4] = now + cfg.ackTimeoutMs
+end
+if firstExpiry and (out[4] < 0 or tonumber(firstExpiry) < out[4]) then
+  out[4] = tonumber(firstExpiry)
 end
 
 if #ackIds > 0 then

@@ -74,11 +74,12 @@ public final class PollService {
               answer.tryFail(ApiException.unknownConsumer(consumer.name()));
               return;
             }
-            int handed = (reply.size() - 3) / 4;
+            int handed = (reply.size() - 4) / 4;
             boolean auto = consumer.ackMode() == ConsumerSettings.AckMode.AUTO;
             if (handed > 0 || remainingMs == 0 || answer.future().isComplete()) {
-              if (handed > 0 && !auto) {
-                scheduleDeadline(consumer.name(), reply.get(6).toLong());
+              long nextDue = reply.get(3).toLong();
+              if (handed > 0 && nextDue >= 0) {
+                scheduleDue(consumer.name(), nextDue);
               }
               answer.tryComplete(encode(reply, handed, auto ? null : batchAckId));
             } else if (waiters.wakeUps(consumer.name()) != wakeUpsBefore) {
@@ -107,9 +108,9 @@ public final class PollService {
     }
   }
 
-  /** Tells the scheduler when these deliveries fall due; a poll of the consumer would catch them anyway. */
-  private void scheduleDeadline(String consumer, long deadline) {
-    store.eval(Script.DUE_LOWER, List.of(Keys.DUE, Keys.DUE_VERSIONS), List.of(consumer, deadline))
+  /** Tells the scheduler when the consumer next has timed work; a later poll would catch it anyway. */
+  private void scheduleDue(String consumer, long at) {
+    store.eval(Script.DUE_LOWER, List.of(Keys.DUE, Keys.DUE_VERSIONS), List.of(consumer, at))
         .onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
             "Could not schedule the deadline of consumer " + consumer + ": " + failure.getMessage()));
   }
@@ -120,7 +121,7 @@ public final class PollService {
         .appendString(handed > 0 && batchAckId != null ? "\"" + batchAckId + "\"" : "null")
         .appendString(",\"events\":[");
     for (int i = 0; i < handed; i++) {
-      int at = 3 + i * 4;
+      int at = 4 + i * 4;
       String ackId = reply.get(at).toString();
       json.appendString(i == 0 ? "{" : ",{");
       if (!ackId.isEmpty()) {

@@ -1,0 +1,76 @@
+package io.herald.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+class HeraldConfigTest {
+
+  @Test
+  @DisplayName("an empty configuration is a working node with documented defaults")
+  void defaults() {
+    HeraldConfig config = HeraldConfig.from(new JsonObject());
+    assertEquals(8080, config.http().port());
+    assertEquals(16L << 20, config.http().maxBodyBytes());
+    assertEquals(1L << 20, config.http().maxEventBytes());
+    assertNull(config.redis().url());
+    assertEquals(Path.of("./data"), config.redis().embedded().dataDir());
+    assertTrue(config.consumers().isEmpty());
+  }
+
+  @Test
+  @DisplayName("every bad key is reported at once, with its path and allowed range")
+  void reportsEveryError() {
+    JsonObject json = new JsonObject()
+        .put("http", new JsonObject().put("port", 70000).put("colour", "blue"))
+        .put("redis", new JsonObject().put("url", "http://x"))
+        .put("consumers", new JsonObject().put("billing",
+            new JsonObject().put("topics", List.of("orders/>")).put("ackTimeoutMs", 10)))
+        .put("surprise", true);
+    InvalidSettingsException e = assertThrows(InvalidSettingsException.class, () -> HeraldConfig.from(json));
+    List<String> fields = e.errors().stream().map(SettingError::field).toList();
+    assertEquals(List.of("http.port", "http.colour", "redis.url", "consumers.billing.ackTimeoutMs", "surprise"), fields);
+    assertTrue(e.getMessage().contains("http.port: must be an integer in 0..65535"), e.getMessage());
+    assertTrue(e.getMessage().contains("consumers.billing.ackTimeoutMs: must be an integer in 5000..3600000"));
+  }
+
+  @Test
+  @DisplayName("consumers declared in the file carry their settings with defaults filled in")
+  void declaredConsumers() {
+    HeraldConfig config = HeraldConfig.from(new JsonObject().put("consumers", new JsonObject()
+        .put("billing", new JsonObject().put("topics", List.of("orders/*/created")).put("maxUnacked", 20))));
+    var billing = config.consumers().get("billing");
+    assertEquals(20, billing.maxUnacked());
+    assertEquals(30_000, billing.ackTimeoutMs());
+    assertTrue(billing.matches("orders/eu/created"));
+  }
+
+  @Test
+  @DisplayName("HERALD_HTTP_PORT, HERALD_REDIS_URL and HERALD_DATA_DIR override the file")
+  void environmentOverrides() {
+    JsonObject merged = new JsonObject()
+        .put("http", new JsonObject().put("port", 8080))
+        .put("HERALD_HTTP_PORT", "9090")
+        .put("HERALD_REDIS_URL", "redis://10.0.0.1:6379")
+        .put("HERALD_DATA_DIR", "/var/lib/herald");
+    HeraldConfig config = HeraldConfig.from(ConfigLoader.applyEnvironment(merged));
+    assertEquals(9090, config.http().port());
+    assertEquals("redis://10.0.0.1:6379", config.redis().url());
+    assertEquals(Path.of("/var/lib/herald"), config.redis().embedded().dataDir());
+  }
+
+  @Test
+  @DisplayName("a Redis password never shows in the configuration's text")
+  void hidesRedisPassword() {
+    HeraldConfig config = HeraldConfig.from(new JsonObject().put("redis",
+        new JsonObject().put("url", "redis://user:s3cret@redis:6379")));
+    assertTrue(!config.redis().toString().contains("s3cret"), config.redis().toString());
+  }
+}

@@ -1,0 +1,190 @@
+package io.herald.delivery;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.herald.testing.GatewayTest;
+import io.herald.testing.RedisCli;
+import io.herald.testing.Http.Reply;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class PollTest extends GatewayTest {
+
+  private static List<String> publish(String topic, int count) {
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      ids.add(http().publish(topic, event(i)).results().getJsonObject(0).getString("eventId"));
+    }
+    return ids;
+  }
+
+  @Test
+  @DisplayName("a batch carries a batchAckId and every event field of the protocol")
+  void batchCarriesEveryField() {
+    String topic = unique("fields") + "/x";
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 60_000), topic);
+    JsonObject sent = new JsonObject().put("payload", new JsonObject().put("total", 12.5))
+        .put("key", "customer-7").put("headers", new JsonObject().put("source", "test")).put("correlationId", "c-1");
+    String eventId = http().publish(topic, sent).results().getJsonObject(0).getString("eventId");
+
+    JsonObject batch = http().poll(consumer, new JsonObject()).json();
+    assertTrue(batch.getString("batchAckId").matches("[0-9a-f]{32}"));
+    JsonObject event = batch.getJsonArray("events").getJsonObject(0);
+    assertEquals(eventId, event.getString("eventId"));
+    assertEquals(topic, event.getString("topic"));
+    assertEquals("customer-7", event.getString("key"));
+    assertEquals(new JsonObject().put("source", "test"), event.getJsonObject("headers"));
+    assertEquals(new JsonObject().put("total", 12.5), event.getJsonObject("payload"));
+    assertEquals(1, event.getInteger("deliveryCount"));
+    assertFalse(event.containsKey("correlationId"), "correlationId is the publisher's");
+    long publishedAt = event.getLong("publishedAt");
+    assertEquals(60_000, event.getLong("ackDeadline") - publishedAt, 5_000);
+    assertTrue(event.getString("ackId").length() > 40);
+    assertFalse(batch.containsKey("heldBack"));
+  }
+
+  @Test
+  @DisplayName("GET with query parameters polls like POST")
+  void getPollsLikePost() {
+    String topic = unique("get");
+    String consumer = consumer(new JsonObject(), topic);
+    List<String> ids = publish(topic, 3);
+    Reply reply = http().get("/v1/consumers/" + consumer + "/poll?maxEvents=2&waitMs=0");
+    assertEquals(200, reply.status());
+    assertEquals(ids.subList(0, 2), reply.eventIds());
+    Reply bad = http().get("/v1/consumers/" + consumer + "/poll?maxEvents=0");
+    assertEquals(400, bad.status());
+    assertEquals("maxEvents", bad.json().getJsonObject("error").getJsonObject("details").getString("field"));
+  }
+
+  @Test
+  @DisplayName("new events come in publish order, at most min(maxEvents, maxPollRecords) at a time")
+  void publishOrderAndBatchSize() {
+    String topic = unique("order");
+    String consumer = consumer(new JsonObject().put("maxPollRecords", 4), topic);
+    List<String> ids = publish(topic, 10);
+    assertEquals(ids.subList(0, 3), http().poll(consumer, max(3)).eventIds());
+    assertEquals(ids.subList(3, 7), http().poll(consumer, max(1000)).eventIds());
+    assertEquals(ids.subList(7, 10), http().poll(consumer, new JsonObject()).eventIds());
+    assertEquals(List.of(), http().poll(consumer, new JsonObject()).eventIds());
+  }
+
+  @Test
+  @DisplayName("maxUnacked holds new events back and says so with heldBack")
+  void maxUnackedHoldsBack() {
+    String topic = unique("cap");
+    String consumer = consumer(new JsonObject().put("maxUnacked", 5), topic);
+    List<String> ids = publish(topic, 8);
+    Reply first = http().poll(consumer, max(3));
+    assertEquals(ids.subList(0, 3), first.eventIds());
+    Reply second = http().poll(consumer, max(10));
+    assertEquals(ids.subList(3, 5), second.eventIds());
+    assertEquals("MAX_UNACKED", second.json().getString("heldBack"));
+    Reply third = http().poll(consumer, max(10));
+    assertEquals(List.of(), third.eventIds());
+    assertEquals("MAX_UNACKED", third.json().getString("heldBack"));
+
+    http().ack(consumer, first.ackIds().get(0), first.ackIds().get(1));
+    Reply fourth = http().poll(consumer, max(10));
+    assertEquals(ids.subList(5, 7), fourth.eventIds());
+  }
+
+  @Test
+  @DisplayName("a missed deadline makes the delivery stale; it comes back first, with deliveryCount + 1 and a new ackId")
+  void staleComesBackFirst() {
+    String topic = unique("stale");
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 5000)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
+    List<String> ids = publish(topic, 2);
+    Reply first = http().poll(consumer, max(1));
+    assertEquals(ids.subList(0, 1), first.eventIds());
+    long deadline = first.events().getJsonObject(0).getLong("ackDeadline");
+
+    await().atMost(Duration.ofSeconds(15)).until(() -> http().metadata(consumer).json().getLong("stale") == 1);
+    Reply again = http().poll(consumer, max(2));
+    assertEquals(ids, again.eventIds(), "the stale delivery first, then the new event");
+    JsonObject redelivered = again.events().getJsonObject(0);
+    assertEquals(2, redelivered.getInteger("deliveryCount"));
+    assertTrue(redelivered.getLong("ackDeadline") > deadline);
+    assertFalse(redelivered.getString("ackId").equals(first.ackIds().get(0)));
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(1, metadata.getJsonObject("totals").getLong("redelivered"));
+  }
+
+  @Test
+  @DisplayName("a long poll answers as soon as an event is published, also through another node")
+  void longPollWokenAcrossNodes() throws Exception {
+    String topic = unique("wake");
+    String consumer = consumer(new JsonObject(), topic);
+    CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
+        () -> nodeA.http().poll(consumer, new JsonObject().put("waitMs", 20_000)));
+    // the poll must be parked (listening mark set) before the publish for this test to mean anything
+    await().atMost(Duration.ofSeconds(5)).until(() -> isListenedFor(consumer));
+    long publishedAt = System.nanoTime();
+    String eventId = nodeB.http().publish(topic, event("hello")).results().getJsonObject(0).getString("eventId");
+    Reply reply = parked.get();
+    long waitedMs = (System.nanoTime() - publishedAt) / 1_000_000;
+    assertEquals(List.of(eventId), reply.eventIds());
+    assertTrue(waitedMs < 10_000, "woken by the publish, not by the end of the wait: " + waitedMs + " ms");
+  }
+
+  @Test
+  @DisplayName("a long poll with nothing to hand out ends empty when its wait is over")
+  void longPollEndsEmpty() {
+    String consumer = consumer(new JsonObject(), unique("quiet"));
+    long start = System.nanoTime();
+    Reply reply = http().poll(consumer, new JsonObject().put("waitMs", 300));
+    assertTrue((System.nanoTime() - start) / 1_000_000 >= 300);
+    assertEquals(200, reply.status());
+    assertEquals(List.of(), reply.eventIds());
+    assertNull(reply.json().getString("batchAckId"));
+  }
+
+  @Test
+  @DisplayName("auto ack mode hands out each event once, with no ackIds")
+  void autoAckMode() {
+    String topic = unique("auto");
+    String consumer = consumer(new JsonObject().put("ackMode", "auto"), topic);
+    List<String> ids = publish(topic, 3);
+    Reply reply = http().poll(consumer, max(10));
+    assertEquals(ids, reply.eventIds());
+    assertNull(reply.json().getString("batchAckId"));
+    assertFalse(reply.events().getJsonObject(0).containsKey("ackId"));
+    assertFalse(reply.events().getJsonObject(0).containsKey("ackDeadline"));
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("unacked"));
+    assertEquals(3, metadata.getJsonObject("totals").getLong("acked"));
+  }
+
+  @Test
+  @DisplayName("an event not acked within retention leaves the consumer and is counted")
+  void retentionExpires() {
+    String topic = unique("retention");
+    String consumer = consumer(new JsonObject(), topic);
+    // retention cannot be set below 60 s; shorten it in the consumer's Redis settings for this test
+    RedisCli.hset(redis.url(), "herald:{c:" + consumer + "}:meta", "retentionMs", "300");
+    publish(topic, 2);
+    http().poll(consumer, max(1));
+    await().atMost(Duration.ofSeconds(10)).until(() -> http().metadata(consumer).json()
+        .getJsonObject("totals").getLong("expired") == 2);
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("backlog"));
+    assertEquals(0, metadata.getLong("unacked"));
+    assertEquals(0, metadata.getLong("spooledBytes"));
+  }
+
+  private static boolean isListenedFor(String consumer) {
+    return RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:listening");
+  }
+}

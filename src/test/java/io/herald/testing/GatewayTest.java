@@ -1,0 +1,63 @@
+package io.herald.testing;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** One real Redis and two gateway nodes on it for a test class; each test uses fresh names. */
+public abstract class GatewayTest {
+  protected static TestRedis redis;
+  protected static TestNode nodeA;
+  protected static TestNode nodeB;
+
+  @BeforeAll
+  static void startGateway() {
+    redis = TestRedis.start();
+    nodeA = TestNode.start(redis);
+    nodeB = TestNode.start(redis);
+  }
+
+  @AfterAll
+  static void stopGateway() {
+    nodeB.close();
+    nodeA.close();
+    redis.close();
+  }
+
+  protected static Http http() {
+    return nodeA.http();
+  }
+
+  protected static String unique(String prefix) {
+    return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  /** Creates a consumer of {@code topics} with {@code settings} on top; returns its name. */
+  protected static String consumer(JsonObject settings, String... topics) {
+    String name = unique("c");
+    Http.Reply reply = http().putConsumer(name, settings.copy().put("topics", new JsonArray(List.of(topics))));
+    if (reply.status() != 201) {
+      throw new AssertionError("consumer not created: " + reply.body());
+    }
+    return name;
+  }
+
+  protected static JsonObject event(Object payload) {
+    return new JsonObject().put("payload", payload);
+  }
+
+  protected static JsonObject events(Object... payloads) {
+    JsonArray events = new JsonArray();
+    for (Object payload : payloads) {
+      events.add(event(payload));
+    }
+    return new JsonObject().put("events", events);
+  }
+
+  protected static JsonObject max(int maxEvents) {
+    return new JsonObject().put("maxEvents", maxEvents);
+  }
+}

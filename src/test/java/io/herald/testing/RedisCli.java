@@ -1,0 +1,31 @@
+package io.herald.testing;
+
+import io.vertx.core.Vertx;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+
+/** Direct Redis commands for tests that look at or set up stored state. */
+public final class RedisCli {
+  private static final Vertx VERTX = Vertx.vertx();
+
+  private RedisCli() {}
+
+  public static Response send(String url, Request request) {
+    Redis client = Redis.createClient(VERTX, url);
+    try {
+      return client.send(request).await();
+    } finally {
+      client.close();
+    }
+  }
+
+  public static void hset(String url, String key, String field, String value) {
+    send(url, Request.cmd(Command.HSET).arg(key).arg(field).arg(value));
+  }
+
+  public static boolean exists(String url, String key) {
+    return send(url, Request.cmd(Command.EXISTS).arg(key)).toInteger() == 1;
+  }
+}
