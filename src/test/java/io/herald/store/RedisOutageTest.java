@@ -1,0 +1,116 @@
+package io.herald.store;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.herald.testing.Http;
+import io.herald.testing.Http.Reply;
+import io.herald.testing.RedisCli;
+import io.herald.testing.TestNode;
+import io.herald.testing.TestRedis;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(90)
+class RedisOutageTest {
+  private TestRedis redis;
+  private TestNode node;
+  private Http http;
+
+  @BeforeEach
+  void start() {
+    redis = TestRedis.start("always");
+    node = TestNode.start(redis);
+    http = node.http();
+    assertEquals(201, http.putConsumer("outage", new JsonObject().put("topics", new JsonArray().add("t/>"))).status());
+  }
+
+  @AfterEach
+  void stop() {
+    node.close();
+    redis.close();
+  }
+
+  @Test
+  @DisplayName("while Redis is down every request gets 503 STORE_UNAVAILABLE at once; after its restart the node recovers by itself")
+  void storeUnavailableThenRecovers() {
+    String eventId = http.publish("t/a", new JsonObject().put("payload", 1)).results().getJsonObject(0).getString("eventId");
+    redis.kill();
+
+    for (Reply reply : List.of(http.publish("t/a", new JsonObject().put("payload", 2)),
+        http.poll("outage", new JsonObject()), http.metadata("outage"), http.ack("outage", "x"),
+        http.get("/health/ready"))) {
+      assertEquals(503, reply.status(), reply.body());
+      assertEquals("STORE_UNAVAILABLE", reply.errorCode(), reply.body());
+    }
+    assertEquals(200, http.get("/health/live").status());
+
+    redis.restart();
+    await().atMost(Duration.ofSeconds(20)).until(() -> http.get("/health/ready").status() == 200);
+    Reply poll = await().atMost(Duration.ofSeconds(20)).until(() -> http.poll("outage", new JsonObject()),
+        r -> r.status() == 200);
+    assertEquals(List.of(eventId), poll.eventIds(), "the event confirmed before the crash is still there");
+    assertEquals(200, http.publish("t/a", new JsonObject().put("payload", 3)).status());
+  }
+
+  @Test
+  @DisplayName("with appendfsync always, every confirmed event survives a kill -9 of Redis")
+  void confirmedEventsSurviveCrash() {
+    List<String> confirmed = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      confirmed.add(http.publish("t/b", new JsonObject().put("payload", i)).results().getJsonObject(0).getString("eventId"));
+    }
+    redis.kill();
+    redis.restart();
+    List<String> received = new ArrayList<>();
+    await().atMost(Duration.ofSeconds(30)).until(() -> {
+      Reply reply = http.poll("outage", new JsonObject().put("maxEvents", 1000));
+      if (reply.status() == 200) {
+        received.addAll(reply.eventIds());
+      }
+      return received.size() >= confirmed.size();
+    });
+    assertEquals(confirmed, received);
+  }
+
+  @Test
+  @DisplayName("after a Redis restart, long polls are woken by publishes again (the subscription reconnects)")
+  void wakeUpsResumeAfterRestart() {
+    redis.kill();
+    redis.restart();
+    await().atMost(Duration.ofSeconds(20)).until(() -> http.get("/health/ready").status() == 200);
+    // the subscription comes back within a second or so; until then a parked poll is not woken
+    await().atMost(Duration.ofSeconds(30)).until(this::parkedPollIsWokenByPublish);
+  }
+
+  /** Parks a 20 s long poll, publishes, and tells whether the poll answered within 5 s with the event. */
+  private boolean parkedPollIsWokenByPublish() throws Exception {
+    Reply drained;
+    do {
+      drained = http.poll("outage", new JsonObject().put("maxEvents", 1000));
+      if (!drained.events().isEmpty()) {
+        http.ack("outage", drained.ackIds().toArray(String[]::new));
+      }
+    } while (!drained.events().isEmpty());
+    RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg("herald:{c:outage}:listening"));
+    CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
+        () -> http.poll("outage", new JsonObject().put("waitMs", 20_000)));
+    await().atMost(Duration.ofSeconds(5)).until(() -> RedisCli.exists(redis.url(), "herald:{c:outage}:listening"));
+    long publishedAt = System.nanoTime();
+    http.publish("t/c", new JsonObject().put("payload", 1));
+    Reply reply = parked.get(25, TimeUnit.SECONDS);
+    return !reply.events().isEmpty() && (System.nanoTime() - publishedAt) / 1_000_000 < 5000;
+  }
+}
