@@ -48,7 +48,7 @@ public final class Main {
     }
     RedisProcess redisToStop = embedded;
     try {
-      HeraldNode node = HeraldNode.start(vertx, config, redisUrl, System::currentTimeMillis).await();
+      HeraldNode node = HeraldNode.start(vertx, config, redisUrl).await();
       LOG.log(System.Logger.Level.WARNING, "No credentials are configured: Herald is open, so it listens on "
           + HeraldNode.OPEN_HOST + " only");
       LOG.log(System.Logger.Level.INFO, "Herald listens on http://" + HeraldNode.OPEN_HOST + ":" + node.httpPort());

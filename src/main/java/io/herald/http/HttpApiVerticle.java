@@ -7,7 +7,6 @@ import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.PollService;
 import io.herald.delivery.Waiters;
 import io.herald.publish.PublishService;
-import io.herald.store.RedisClock;
 import io.herald.store.RedisStore;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -34,7 +33,6 @@ public final class HttpApiVerticle extends VerticleBase {
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
-  private final RedisClock clock;
   private final String host;
   private final int port;
   private final long maxBodyBytes;
@@ -45,11 +43,10 @@ public final class HttpApiVerticle extends VerticleBase {
   private PollService poller;
   private HttpServer server;
 
-  public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, RedisClock clock, String host,
+  public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, String host,
       int port, long maxBodyBytes, long maxEventBytes, long redisTimeoutMs) {
     this.stores = stores;
     this.directory = directory;
-    this.clock = clock;
     this.host = host;
     this.port = port;
     this.maxBodyBytes = maxBodyBytes;
@@ -63,7 +60,7 @@ public final class HttpApiVerticle extends VerticleBase {
     Waiters waiters = new Waiters();
     vertx.eventBus().<String>consumer(Addresses.WAKE, message -> waiters.wake(message.body()));
     vertx.setPeriodic(60_000, t -> waiters.forgetIdle());
-    publisher = new PublishService(store, directory, clock, maxEventBytes);
+    publisher = new PublishService(store, directory, maxEventBytes);
     poller = new PollService(vertx, store, waiters);
 
     Router router = Router.router(vertx);

@@ -5,7 +5,6 @@ import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
 import io.herald.http.ErrorCode;
 import io.herald.store.Keys;
-import io.herald.store.RedisClock;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.herald.topic.TopicName;
@@ -25,14 +24,11 @@ import java.util.Map;
 public final class PublishService {
   private final RedisStore store;
   private final ConsumerDirectory consumers;
-  private final RedisClock clock;
   private final long maxEventBytes;
-  private final EventIds ids = new EventIds();
 
-  public PublishService(RedisStore store, ConsumerDirectory consumers, RedisClock clock, long maxEventBytes) {
+  public PublishService(RedisStore store, ConsumerDirectory consumers, long maxEventBytes) {
     this.store = store;
     this.consumers = consumers;
-    this.clock = clock;
     this.maxEventBytes = maxEventBytes;
   }
 
@@ -47,11 +43,27 @@ public final class PublishService {
       return Future.failedFuture(ApiException.invalid("topic", problem));
     }
     List<PublishedEvent> events = EventParser.parse(body);
-    List<ConsumerSettings> matched = consumers.matching(topic);
-    long publishedAt = ids.stamp(clock.now());
+    long accepted = events.stream().filter(e -> e.size() <= maxEventBytes).count();
+    if (accepted == 0) {
+      return Future.succeededFuture(confirmed(spool(topic, events, 0, 0, new ArrayList<>()), 0));
+    }
+    return store.eval(Script.EVENT_IDS, List.of(Keys.EVENT_ID_CLOCK), List.of(accepted))
+        .recover(failure -> Future.failedFuture(ApiException.from(failure, false)))
+        .compose(ids -> {
+          List<Object> spool = new ArrayList<>();
+          JsonArray results = spool(topic, events, ids.get(0).toLong(), ids.get(1).toLong(), spool);
+          return store(consumers.matching(topic), spool).map(matched -> confirmed(results, matched));
+        });
+  }
 
+  /**
+   * Gives each event within the size limit its eventId and adds (eventId, blob) pairs to {@code spool};
+   * returns the per-event results, oversized events refused.
+   */
+  private JsonArray spool(String topic, List<PublishedEvent> events, long publishedAt, long firstSequence,
+      List<Object> spool) {
     JsonArray results = new JsonArray();
-    List<Object> spool = new ArrayList<>();
+    long sequence = firstSequence;
     for (int index = 0; index < events.size(); index++) {
       PublishedEvent event = events.get(index);
       JsonObject result = new JsonObject().put("index", index);
@@ -61,7 +73,7 @@ public final class PublishService {
             .put("details", new JsonObject().put("scope", "gateway").put("limit", maxEventBytes)));
         continue;
       }
-      String eventId = ids.next(publishedAt);
+      String eventId = eventId(publishedAt, sequence++);
       results.add(result.put("status", "CONFIRMED").put("eventId", eventId));
       if (event.correlationId() != null) {
         result.put("correlationId", event.correlationId());
@@ -69,8 +81,13 @@ public final class PublishService {
       spool.add(eventId);
       spool.add(blob(eventId, topic, event, publishedAt));
     }
-    if (spool.isEmpty() || matched.isEmpty()) {
-      return Future.succeededFuture(confirmed(results, 0));
+    return results;
+  }
+
+  /** Spools the events for every matching consumer; the result is how many consumers took them. */
+  private Future<Integer> store(List<ConsumerSettings> matched, List<Object> spool) {
+    if (matched.isEmpty()) {
+      return Future.succeededFuture(0);
     }
 
     List<Future<Boolean>> writes = new ArrayList<>(matched.size());
@@ -92,9 +109,21 @@ public final class PublishService {
                 "Redis failed part-way: the events were stored for some consumers only; publish again")
             : failure);
       }
-      int count = (int) writes.stream().filter(Future::result).count();
-      return Future.succeededFuture(confirmed(results, count));
+      return Future.succeededFuture((int) writes.stream().filter(Future::result).count());
     });
+  }
+
+  /**
+   * 12 hex digits of the publish time in ms, then 16 of the gateway-wide sequence: plain-text order
+   * is publish order, and the scripts read the publish time back from the first 12 digits.
+   */
+  static String eventId(long publishedAt, long sequence) {
+    return hex(publishedAt, 12) + "-" + hex(sequence, 16);
+  }
+
+  private static String hex(long value, int digits) {
+    String text = Long.toHexString(value);
+    return "0".repeat(Math.max(0, digits - text.length())) + text;
   }
 
   private static JsonObject confirmed(JsonArray results, int matched) {

@@ -2,7 +2,6 @@ package io.herald.redelivery;
 
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.store.Keys;
-import io.herald.store.RedisClock;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.vertx.core.Future;
@@ -26,7 +25,6 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(RedeliverySchedulerVerticle.class.getName());
 
   private final Supplier<RedisStore> stores;
-  private final RedisClock clock;
   private final ConsumerDirectory directory;
   private final long tickMs;
   private final int batchSize;
@@ -35,10 +33,9 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private boolean stopped;
   private long sweepTimer;
 
-  public RedeliverySchedulerVerticle(Supplier<RedisStore> stores, RedisClock clock, ConsumerDirectory directory,
+  public RedeliverySchedulerVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory,
       long tickMs, int batchSize, long sweepMs) {
     this.stores = stores;
-    this.clock = clock;
     this.directory = directory;
     this.tickMs = tickMs;
     this.batchSize = batchSize;
@@ -64,8 +61,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
     if (stopped) {
       return;
     }
-    store.send(Request.cmd(Command.ZRANGE).arg(Keys.DUE).arg("-inf").arg(clock.now()).arg("BYSCORE")
-            .arg("LIMIT").arg(0).arg(batchSize))
+    store.eval(Script.DUE_LIST, List.of(Keys.DUE), List.of(batchSize))
         .compose(due -> {
           List<String> consumers = new ArrayList<>();
           due.forEach(name -> consumers.add(name.toString()));

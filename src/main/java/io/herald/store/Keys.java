@@ -13,6 +13,8 @@ public final class Keys {
   public static final String DUE = "herald:{sched}:due";
   /** HASH consumer name → version, bumped whenever the due time is lowered. */
   public static final String DUE_VERSIONS = "herald:{sched}:versions";
+  /** HASH {ms, seq}: the time and sequence eventIds are made of. */
+  public static final String EVENT_ID_CLOCK = "herald:{ids}:clock";
   /** Pub/sub channel: a consumer name, published when it may have events to hand out. */
   public static final String WAKE_CHANNEL = "herald:wake";
   /** Pub/sub channel: a consumer name, published when its settings changed. */

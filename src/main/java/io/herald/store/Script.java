@@ -21,6 +21,8 @@ public final class Script {
   public static final Script CONSUMER_DELETE = perConsumer("consumer_delete");
   public static final Script DUE_LOWER = standalone("due_lower");
   public static final Script DUE_UPDATE = standalone("due_update");
+  public static final Script DUE_LIST = standalone("due_list");
+  public static final Script EVENT_IDS = standalone("event_ids");
 
   private final String name;
   private final String body;

@@ -4,7 +4,6 @@ import io.herald.HeraldNode;
 import io.herald.config.HeraldConfig;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import java.util.function.LongSupplier;
 
 /** A gateway node on its own Vert.x instance, as a separate process would be. */
 public final class TestNode implements AutoCloseable {
@@ -19,18 +18,18 @@ public final class TestNode implements AutoCloseable {
   }
 
   public static TestNode start(TestRedis redis) {
-    return start(redis, new JsonObject(), System::currentTimeMillis);
+    return start(redis, new JsonObject());
   }
 
   /** {@code config}: herald.json content; the port is always a free one and Redis the test's. */
-  public static TestNode start(TestRedis redis, JsonObject config, LongSupplier clock) {
+  public static TestNode start(TestRedis redis, JsonObject config) {
     JsonObject tree = config.copy();
     tree.put("http", tree.getJsonObject("http", new JsonObject()).copy().put("port", 0).put("instances", 2));
     tree.put("redis", tree.getJsonObject("redis", new JsonObject()).copy().put("url", redis.url()).put("timeoutMs", 1000));
     tree.put("scheduler", tree.getJsonObject("scheduler", new JsonObject()).copy().put("tickMs", 10));
     Vertx vertx = Vertx.vertx();
     try {
-      HeraldNode node = HeraldNode.start(vertx, HeraldConfig.from(tree), redis.url(), clock).await();
+      HeraldNode node = HeraldNode.start(vertx, HeraldConfig.from(tree), redis.url()).await();
       return new TestNode(vertx, node);
     } catch (RuntimeException e) {
       vertx.close().await();

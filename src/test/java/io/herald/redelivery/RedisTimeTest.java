@@ -1,0 +1,86 @@
+package io.herald.redelivery;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.herald.testing.Http.Reply;
+import io.herald.testing.RedisCli;
+import io.herald.testing.TestNode;
+import io.herald.testing.TestRedis;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class RedisTimeTest {
+  private static TestRedis redis;
+  private static TestNode nodeA;
+  private static TestNode nodeB;
+
+  @BeforeAll
+  static void start() {
+    redis = TestRedis.start();
+    nodeA = TestNode.start(redis);
+    nodeB = TestNode.start(redis);
+  }
+
+  @AfterAll
+  static void stop() {
+    nodeB.close();
+    nodeA.close();
+    redis.close();
+  }
+
+  private static long redisNow() {
+    Response time = RedisCli.send(redis.url(), Request.cmd(Command.TIME));
+    return time.get(0).toLong() * 1000 + time.get(1).toLong() / 1000;
+  }
+
+  @Test
+  @DisplayName("every node stamps, orders and times out events on Redis' clock, never its own")
+  void nodesAgreeOnRedisTime() {
+    JsonObject settings = new JsonObject().put("topics", new JsonArray().add("skew")).put("ackTimeoutMs", 5000)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0));
+    assertEquals(201, nodeA.http().putConsumer("skewed", settings).status());
+
+    List<String> published = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      TestNode node = i % 2 == 0 ? nodeA : nodeB;
+      published.add(node.http().publish("skew", new JsonObject().put("payload", i)).results().getJsonObject(0)
+          .getString("eventId"));
+    }
+    List<String> sorted = new ArrayList<>(published);
+    sorted.sort(null);
+    assertEquals(published, sorted, "eventIds from both nodes sort in publish order");
+
+    long before = redisNow();
+    Reply batch = nodeB.http().poll("skewed", new JsonObject().put("maxEvents", 10));
+    long after = redisNow();
+    assertEquals(published, batch.eventIds());
+    for (Object item : batch.events()) {
+      JsonObject event = (JsonObject) item;
+      long publishedAt = event.getLong("publishedAt");
+      assertTrue(Math.abs(publishedAt - before) < 10_000, "publishedAt on Redis' clock: " + (publishedAt - before));
+      long deadline = event.getLong("ackDeadline");
+      assertTrue(deadline >= before + 5000 && deadline <= after + 5000, "deadline = Redis now + ackTimeoutMs");
+    }
+
+    // redelivered after ackTimeoutMs by Redis' clock: not at once, not late
+    await().atLeast(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
+        .until(() -> nodeA.http().metadata("skewed").json().getLong("stale") == 10);
+    Reply again = nodeA.http().poll("skewed", new JsonObject().put("maxEvents", 10));
+    assertEquals(published, again.eventIds());
+    assertEquals(2, again.events().getJsonObject(0).getInteger("deliveryCount"));
+  }
+}
