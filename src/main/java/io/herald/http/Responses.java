@@ -47,6 +47,9 @@ public final class Responses {
   }
 
   public static void error(RoutingContext ctx, ApiException error) {
+    if (ctx.response().closed()) {
+      return; // the client went away: nobody to tell
+    }
     if (error.code() == ErrorCode.INTERNAL_ERROR) {
       LOG.log(System.Logger.Level.ERROR, "Internal error on " + ctx.request().method() + " " + ctx.request().path());
     }

@@ -1,0 +1,221 @@
+package io.herald.bench;
+
+import io.herald.HeraldNode;
+import io.herald.config.HeraldConfig;
+import io.herald.store.RedisProcess;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * Not a test: measures publish-confirm → poll → ack through one node on a real Redis (AOF, fsync
+ * every second) and prints events/s and latency percentiles.
+ *
+ * <pre>bench/run [events] [rate]</pre>
+ *
+ * Phase 1, throughput: {@code events} events of 256 bytes, at most 1,000 unconfirmed (10 publishers,
+ * 100 events per request), consumed by long polls that ack every event by its ackId.
+ * Phase 2, latency: single-event publishes at {@code rate} events/s for 10 s, one long poll at a time
+ * per poller; publish-confirm and publish-to-delivery percentiles.
+ */
+public final class PublishPollAckBenchmark {
+  private static final int PAYLOAD_BYTES = 256;
+  private static final int PUBLISHERS = 10;
+  private static final int EVENTS_PER_REQUEST = 100;
+  private static final int POLLERS = 4;
+  private static final int POLL_BATCH = 250;
+
+  private final Vertx vertx = Vertx.vertx();
+  private final HttpClient http;
+
+  private PublishPollAckBenchmark(int port) {
+    http = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1").setDefaultPort(port)
+        .setKeepAlive(true), new PoolOptions().setHttp1MaxSize(PUBLISHERS + POLLERS * 2));
+  }
+
+  public static void main(String[] args) throws Exception {
+    int events = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
+    int rate = args.length > 1 ? Integer.parseInt(args[1]) : 5_000;
+    Path dir = Files.createTempDirectory("herald-bench-");
+    try (RedisProcess redis = RedisProcess.start(redisServer(), dir, 0, "everysec")) {
+      Vertx nodeVertx = Vertx.vertx();
+      HeraldConfig config = HeraldConfig.from(new JsonObject().put("http", new JsonObject().put("port", 0)));
+      HeraldNode node = HeraldNode.start(nodeVertx, config, redis.url()).await();
+      PublishPollAckBenchmark bench = new PublishPollAckBenchmark(node.httpPort());
+      System.out.printf("Herald %s, %d cores, redis %s, AOF everysec%n", Runtime.version(),
+          Runtime.getRuntime().availableProcessors(), redisServer());
+      bench.throughput("warm-up", Math.min(events, 20_000));
+      bench.throughput("throughput", events);
+      bench.latency(rate, 10);
+      bench.vertx.close().await();
+      node.stop().await();
+      nodeVertx.close().await();
+    }
+    System.exit(0);
+  }
+
+  private static File redisServer() {
+    return Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
+        .map(d -> new File(d, "redis-server")).filter(File::canExecute).findFirst()
+        .orElseGet(RedisProcess::embeddedExecutable);
+  }
+
+  private Future<JsonObject> call(HttpMethod method, String uri, Buffer body) {
+    return http.request(method, uri)
+        .compose(request -> request.send(body))
+        .compose(response -> response.body().map(b -> {
+          if (response.statusCode() != 200 && response.statusCode() != 201) {
+            throw new IllegalStateException(uri + " -> " + response.statusCode() + " " + b);
+          }
+          return b.toJsonObject();
+        }));
+  }
+
+  private String createConsumer(String topic) {
+    String name = "bench-" + System.nanoTime();
+    call(HttpMethod.PUT, "/v1/admin/consumers/" + name, new JsonObject()
+        .put("topics", new JsonArray().add(topic)).put("maxPollRecords", 1000).put("maxUnacked", 5000).toBuffer())
+        .await();
+    return name;
+  }
+
+  private static Buffer batch(int count) {
+    JsonArray events = new JsonArray();
+    for (int i = 0; i < count; i++) {
+      events.add(new JsonObject().put("payload", new JsonObject().put("t", System.nanoTime())
+          .put("pad", "x".repeat(PAYLOAD_BYTES - 40))));
+    }
+    return new JsonObject().put("events", events).toBuffer();
+  }
+
+  private void throughput(String label, int total) {
+    String topic = "bench/" + System.nanoTime();
+    String consumer = createConsumer(topic);
+    AtomicLong published = new AtomicLong();
+    AtomicLong acked = new AtomicLong();
+    long start = System.nanoTime();
+    Promise<Void> allAcked = Promise.promise();
+    vertx.runOnContext(v -> {
+      for (int p = 0; p < PUBLISHERS; p++) {
+        publishLoop(topic, total, published);
+      }
+      for (int p = 0; p < POLLERS; p++) {
+        pollLoop(consumer, total, acked, allAcked, null);
+      }
+    });
+    allAcked.future().await();
+    double seconds = (System.nanoTime() - start) / 1e9;
+    System.out.printf("%-10s %,d events published, delivered and acked in %.2f s: %,.0f events/s%n",
+        label, total, seconds, total / seconds);
+  }
+
+  private void publishLoop(String topic, int total, AtomicLong published) {
+    long claimed = published.addAndGet(EVENTS_PER_REQUEST);
+    if (claimed > total) {
+      return;
+    }
+    call(HttpMethod.POST, "/v1/topics/" + topic + "/events", batch(EVENTS_PER_REQUEST))
+        .onSuccess(ok -> publishLoop(topic, total, published))
+        .onFailure(Throwable::printStackTrace);
+  }
+
+  /** Polls, acks every event by its ackId, polls again; {@code deliveryNanos} collects latencies. */
+  private void pollLoop(String consumer, int total, AtomicLong acked, Promise<Void> done, long[][] latency) {
+    if (acked.get() >= total) {
+      done.tryComplete();
+      return;
+    }
+    call(HttpMethod.POST, "/v1/consumers/" + consumer + "/poll",
+        new JsonObject().put("maxEvents", POLL_BATCH).put("waitMs", 1000).toBuffer())
+        .compose(batch -> {
+          JsonArray events = batch.getJsonArray("events");
+          if (events.isEmpty()) {
+            return Future.succeededFuture();
+          }
+          long now = System.nanoTime();
+          JsonArray ackIds = new JsonArray();
+          for (Object item : events) {
+            JsonObject event = (JsonObject) item;
+            ackIds.add(event.getString("ackId"));
+            if (latency != null) {
+              synchronized (latency) {
+                int at = (int) latency[1][0]++;
+                if (at < latency[0].length) {
+                  latency[0][at] = now - event.getJsonObject("payload").getLong("t");
+                }
+              }
+            }
+          }
+          return call(HttpMethod.POST, "/v1/consumers/" + consumer + "/acks",
+              new JsonObject().put("ackIds", ackIds).toBuffer())
+              .map(reply -> acked.addAndGet(ackIds.size()));
+        })
+        .onSuccess(ok -> pollLoop(consumer, total, acked, done, latency))
+        .onFailure(failure -> {
+          failure.printStackTrace();
+          done.tryFail(failure);
+        });
+  }
+
+  private void latency(int rate, int seconds) {
+    String topic = "latency/" + System.nanoTime();
+    String consumer = createConsumer(topic);
+    int total = rate * seconds;
+    long[] confirm = new long[total];
+    long[][] delivery = {new long[total], new long[1]};
+    AtomicLong acked = new AtomicLong();
+    AtomicLong sent = new AtomicLong();
+    Promise<Void> allAcked = Promise.promise();
+    long start = System.nanoTime();
+    vertx.runOnContext(v -> {
+      for (int p = 0; p < POLLERS; p++) {
+        pollLoop(consumer, total, acked, allAcked, delivery);
+      }
+      // a 1 ms timer sends what the schedule owes, so the rate holds however timers jitter
+      vertx.setPeriodic(1, timer -> {
+        long due = Math.min(total, (System.nanoTime() - start) * rate / 1_000_000_000L);
+        while (sent.get() < due) {
+          int index = (int) sent.getAndIncrement();
+          long sentAt = System.nanoTime();
+          call(HttpMethod.POST, "/v1/topics/" + topic + "/events", single(sentAt))
+              .onSuccess(ok -> confirm[index] = System.nanoTime() - sentAt);
+        }
+        if (sent.get() >= total) {
+          vertx.cancelTimer(timer);
+        }
+      });
+    });
+    allAcked.future().await();
+    System.out.printf("latency    %,d events/s for %d s: publish-confirm p50 %.2f ms, p99 %.2f ms; "
+            + "publish-to-delivery p50 %.2f ms, p99 %.2f ms%n", rate, seconds,
+        percentile(confirm, 50), percentile(confirm, 99),
+        percentile(Arrays.copyOf(delivery[0], (int) Math.min(total, delivery[1][0])), 50),
+        percentile(Arrays.copyOf(delivery[0], (int) Math.min(total, delivery[1][0])), 99));
+  }
+
+  private static Buffer single(long sentAt) {
+    return new JsonObject().put("payload", new JsonObject().put("t", sentAt)
+        .put("pad", "x".repeat(PAYLOAD_BYTES - 40))).toBuffer();
+  }
+
+  private static double percentile(long[] nanos, double p) {
+    long[] sorted = Arrays.stream(nanos).filter(n -> n > 0).sorted().toArray();
+    if (sorted.length == 0) {
+      return Double.NaN;
+    }
+    return sorted[(int) Math.min(sorted.length - 1, Math.ceil(p / 100 * sorted.length) - 1)] / 1e6;
+  }
+}
