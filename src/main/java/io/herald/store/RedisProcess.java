@@ -53,6 +53,11 @@ public final class RedisProcess implements AutoCloseable {
     return port;
   }
 
+  /** The running redis-server, e.g. to read its CPU time. */
+  public synchronized ProcessHandle handle() {
+    return process.toHandle();
+  }
+
   public String url() {
     return "redis://127.0.0.1:" + port;
   }

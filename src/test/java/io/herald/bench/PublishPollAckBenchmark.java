@@ -1,7 +1,5 @@
 package io.herald.bench;
 
-import io.herald.HeraldNode;
-import io.herald.config.HeraldConfig;
 import io.herald.store.RedisProcess;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -16,13 +14,16 @@ import io.vertx.core.json.JsonObject;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
- * Not a test: measures publish-confirm → poll → ack through one node on a real Redis (AOF, fsync
- * every second) and prints events/s and latency percentiles.
+ * Not a test: measures publish-confirm → poll → ack through one gateway node (its own process, the
+ * fat jar) on a real Redis (AOF, fsync every second) and prints events/s, latency percentiles and
+ * the CPU time each process used.
  *
  * <pre>bench/run [events] [rate]</pre>
  *
@@ -50,21 +51,60 @@ public final class PublishPollAckBenchmark {
     int events = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
     int rate = args.length > 1 ? Integer.parseInt(args[1]) : 5_000;
     Path dir = Files.createTempDirectory("herald-bench-");
-    try (RedisProcess redis = RedisProcess.start(redisServer(), dir, 0, "everysec")) {
-      Vertx nodeVertx = Vertx.vertx();
-      HeraldConfig config = HeraldConfig.from(new JsonObject().put("http", new JsonObject().put("port", 0)));
-      HeraldNode node = HeraldNode.start(nodeVertx, config, redis.url()).await();
-      PublishPollAckBenchmark bench = new PublishPollAckBenchmark(node.httpPort());
-      System.out.printf("Herald %s, %d cores, redis %s, AOF everysec%n", Runtime.version(),
-          Runtime.getRuntime().availableProcessors(), redisServer());
-      bench.throughput("warm-up", Math.min(events, 20_000));
-      bench.throughput("throughput", events);
-      bench.latency(rate, 10);
-      bench.vertx.close().await();
-      node.stop().await();
-      nodeVertx.close().await();
+    int port = freePort();
+    Files.writeString(dir.resolve("herald.json"), "{}");
+    try (RedisProcess redis = RedisProcess.start(redisServer(), dir.resolve("redis"), 0, "everysec")) {
+      List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          "-Xms1g", "-Xmx1g"));
+      // e.g. -XX:StartFlightRecording=filename=herald.jfr to profile the gateway
+      command.addAll(List.of(System.getenv().getOrDefault("HERALD_JVM_OPTS", "").split(" ")).stream()
+          .filter(option -> !option.isBlank()).toList());
+      command.addAll(List.of("-jar", "target/herald.jar", "--config", dir.resolve("herald.json").toString()));
+      ProcessBuilder builder = new ProcessBuilder(command)
+          .redirectErrorStream(true).redirectOutput(dir.resolve("herald.log").toFile());
+      builder.environment().put("HERALD_REDIS_URL", redis.url());
+      builder.environment().put("HERALD_HTTP_PORT", String.valueOf(port));
+      Process herald = builder.start();
+      try {
+        PublishPollAckBenchmark bench = new PublishPollAckBenchmark(port);
+        bench.awaitReady();
+        System.out.printf("Java %s, %d cores, %s, AOF everysec%n", Runtime.version(),
+            Runtime.getRuntime().availableProcessors(), redisServer());
+        bench.throughput("warm-up", Math.min(events, 20_000), herald, redis);
+        bench.throughput("throughput", events, herald, redis);
+        bench.latency(rate, 10);
+        bench.vertx.close().await();
+      } finally {
+        herald.destroy();
+        herald.waitFor();
+      }
     }
     System.exit(0);
+  }
+
+  private void awaitReady() throws InterruptedException {
+    long giveUpAt = System.nanoTime() + 60_000_000_000L;
+    while (System.nanoTime() < giveUpAt) {
+      try {
+        if (http.request(HttpMethod.GET, "/health/ready").compose(r -> r.send()).await().statusCode() == 200) {
+          return;
+        }
+      } catch (Exception notYet) {
+        // the node is still starting
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("the gateway did not become ready");
+  }
+
+  private static int freePort() throws java.io.IOException {
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
+  private static double cpuSeconds(ProcessHandle process) {
+    return process.info().totalCpuDuration().map(d -> d.toMillis() / 1000.0).orElse(Double.NaN);
   }
 
   private static File redisServer() {
@@ -101,7 +141,10 @@ public final class PublishPollAckBenchmark {
     return new JsonObject().put("events", events).toBuffer();
   }
 
-  private void throughput(String label, int total) {
+  private void throughput(String label, int total, Process herald, RedisProcess redis) {
+    double heraldCpu = cpuSeconds(herald.toHandle());
+    double clientCpu = cpuSeconds(ProcessHandle.current());
+    double redisCpu = cpuSeconds(redis.handle());
     String topic = "bench/" + System.nanoTime();
     String consumer = createConsumer(topic);
     AtomicLong published = new AtomicLong();
@@ -118,8 +161,10 @@ public final class PublishPollAckBenchmark {
     });
     allAcked.future().await();
     double seconds = (System.nanoTime() - start) / 1e9;
-    System.out.printf("%-10s %,d events published, delivered and acked in %.2f s: %,.0f events/s%n",
-        label, total, seconds, total / seconds);
+    System.out.printf("%-10s %,d events published, delivered and acked in %.2f s: %,.0f events/s"
+            + " (CPU s: gateway %.1f, redis %.1f, benchmark client %.1f)%n", label, total, seconds, total / seconds,
+        cpuSeconds(herald.toHandle()) - heraldCpu, cpuSeconds(redis.handle()) - redisCpu,
+        cpuSeconds(ProcessHandle.current()) - clientCpu);
   }
 
   private void publishLoop(String topic, int total, AtomicLong published) {
