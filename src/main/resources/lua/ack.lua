@@ -1,31 +1,36 @@
 -- Acknowledges deliveries by ackId and by batchAckId. Only an event's latest delivery can be acked.
 -- KEYS[10..] batch keys, one per batchAckId
 -- ARGV[1] number of ackIds, ARGV[2..] the ackIds
--- Returns {statuses of the ackIds in order, then per batch key {ackId, status, ...} ({} if unknown)}.
+-- Returns {statuses of the ackIds in order, then per batch key {ackId, status, ...} ({} if unknown)},
+-- or -1 when the consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
-local now = now_ms()
-local acked = 0
+local acked, bytes = 0, 0
 
 local function ack(ackId)
   local id, seq, n, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%d+)%.(%x+)$')
   if not id or token ~= ack_token(cfg, id, seq, n) then return 'UNKNOWN' end
-  seq, n = tonumber(seq), tonumber(n)
   local current = delivery_state(id)
   if current then
     if current ~= n then return 'EXPIRED' end
-    forget(id)
-    remember_ack(seq)
+    bytes = bytes + redis.call('HSTRLEN', K.events, id)
+    redis.call('HDEL', K.events, id)
+    redis.call('HDEL', K.deliveries, id)
+    if redis.call('ZREM', K.pending, id) == 0 then
+      redis.call('ZREM', K.stale, id)
+    end
+    redis.call('ZREM', K.expiry, id)
+    redis.call('ZREM', K.first, id)
+    remember_ack(tonumber(seq))
     acked = acked + 1
     return 'ACKED'
   end
-  if was_acked(seq) then return 'ALREADY_ACKED' end
+  if was_acked(tonumber(seq)) then return 'ALREADY_ACKED' end
   return 'UNKNOWN'
 end
 
 local statuses = {}
-local count = tonumber(ARGV[1])
-for i = 2, count + 1 do
+for i = 2, tonumber(ARGV[1]) + 1 do
   table.insert(statuses, ack(ARGV[i]))
 end
 local result = {statuses}
@@ -40,7 +45,6 @@ for k = 10, #KEYS do
   end
   table.insert(result, rows)
 end
-if acked > 0 then
-  redis.call('HINCRBY', K.meta, 'acked', acked)
-end
+count({acked = acked, spooledBytes = -bytes})
+touch_acked()
 return result

@@ -3,13 +3,16 @@
 -- KEYS[1] meta        HASH   settings, counters, salt, arrival sequence
 -- KEYS[2] backlog     ZSET   eventId -> arrival sequence: spooled, never handed out
 -- KEYS[3] events      HASH   eventId -> event blob (JSON members, payload as the publisher sent it)
--- KEYS[4] expiry      ZSET   eventId -> time the event leaves the consumer (retention)
+-- KEYS[4] expiry      ZSET   eventId -> end of retention, for stale deliveries and for pending
+--                            ones whose retention ends before their deadline (the backlog expires
+--                            from its head, other pending deliveries when their deadline passes)
 -- KEYS[5] listening   STRING present while some node waits for events of this consumer
 -- KEYS[6] pending     ZSET   eventId -> ack deadline: handed out, not acked, deadline ahead
 -- KEYS[7] stale       ZSET   eventId -> time it may be handed out again (deadline + backoff)
--- KEYS[8] deliveries  HASH   eventId -> "deliveryCount:arrivalSequence"
--- KEYS[9] first       ZSET   eventId -> time of its first hand-out
+-- KEYS[8] deliveries  HASH   eventId -> "deliveryCount:arrivalSequence" while handed out
+-- KEYS[9] first       ZSET   eventId -> time of its first hand-out, while unacked
 -- Scripts may add keys of their own from KEYS[10] on.
+-- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local K = {
   meta = KEYS[1], backlog = KEYS[2], events = KEYS[3], expiry = KEYS[4], listening = KEYS[5],
   pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9],
@@ -36,6 +39,15 @@ local function settings()
   }
 end
 
+-- The first 12 hex digits of an eventId are its publish time in ms.
+local function published_at(id)
+  return tonumber(string.sub(id, 1, 12), 16)
+end
+
+local function retention_ends(cfg, id)
+  return published_at(id) + cfg.retentionMs
+end
+
 -- Redelivery backoff after the n-th delivery missed its deadline.
 local function backoff(cfg, n)
   return math.min(cfg.initialDelayMs * cfg.multiplier ^ (n - 1), cfg.maxDelayMs)
@@ -45,19 +57,19 @@ local function acked_segment(seq)
   return string.sub(K.meta, 1, -5) .. 'acked:' .. math.floor(seq / ACKED_SEGMENT_BITS)
 end
 
--- The unguessable part of an ackId: only this consumer's salt produces it.
+-- The unguessable part of an ackId: only this consumer's salt produces it. seq and n are strings.
 local function ack_token(cfg, id, seq, n)
   return string.sub(redis.sha1hex(cfg.salt .. ':' .. id .. ':' .. seq .. ':' .. n), 1, 20)
 end
 
+-- Delivery count and arrival sequence (as strings) of a handed-out event, or nil.
 local function delivery_state(id)
   local v = redis.call('HGET', K.deliveries, id)
   if not v then return nil end
-  local n, seq = string.match(v, '^(%d+):(%d+)$')
-  return tonumber(n), tonumber(seq)
+  return string.match(v, '^(%d+):(%d+)$')
 end
 
--- Removes an event from every structure of the consumer and releases its spooled bytes.
+-- Removes an event from every structure of the consumer; returns the bytes it held.
 local function forget(id)
   local bytes = redis.call('HSTRLEN', K.events, id)
   redis.call('HDEL', K.events, id)
@@ -67,40 +79,73 @@ local function forget(id)
   redis.call('ZREM', K.stale, id)
   redis.call('ZREM', K.first, id)
   redis.call('ZREM', K.expiry, id)
-  redis.call('HINCRBY', K.meta, 'spooledBytes', -bytes)
+  return bytes
 end
 
+-- Remembers acks for ACKED_MEMORY_MS; call touch_acked() once at the end of the script.
+local touched_segments = {}
 local function remember_ack(seq)
   local key = acked_segment(seq)
   redis.call('SETBIT', key, seq % ACKED_SEGMENT_BITS, 1)
-  redis.call('PEXPIRE', key, ACKED_MEMORY_MS)
+  touched_segments[key] = true
+end
+
+local function touch_acked()
+  for key in pairs(touched_segments) do
+    redis.call('PEXPIRE', key, ACKED_MEMORY_MS)
+  end
 end
 
 local function was_acked(seq)
   return redis.call('GETBIT', acked_segment(seq), seq % ACKED_SEGMENT_BITS) == 1
 end
 
--- Deliveries whose deadline passed become stale: they wait out their backoff before the next
--- hand-out. Bounded by limit so one call never runs long; returns how many moved.
-local function make_due_stale(cfg, now, limit)
-  local due = redis.call('ZRANGEBYSCORE', K.pending, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
-  for i = 1, #due, 2 do
-    local id, deadline = due[i], tonumber(due[i + 1])
-    local n = delivery_state(id) or 1
-    redis.call('ZADD', K.stale, deadline + backoff(cfg, n), id)
-    redis.call('ZREM', K.pending, id)
+-- Adds to the consumer's counters (name -> amount), skipping zeros.
+local function count(amounts)
+  for name, amount in pairs(amounts) do
+    if amount ~= 0 then redis.call('HINCRBY', K.meta, name, amount) end
   end
-  return #due / 2
 end
 
--- Events past their retention leave the consumer (counted); bounded by limit.
-local function expire_due(now, limit)
-  local due = redis.call('ZRANGEBYSCORE', K.expiry, '-inf', now, 'LIMIT', 0, limit)
-  for _, id in ipairs(due) do
-    forget(id)
+-- Deliveries whose deadline passed become stale: they wait out their backoff before the next
+-- hand-out, or leave at once if their retention ended meanwhile. Bounded by limit.
+local function make_due_stale(cfg, now, limit)
+  local due = redis.call('ZRANGEBYSCORE', K.pending, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  local expired, bytes = 0, 0
+  for i = 1, #due, 2 do
+    local id, deadline = due[i], tonumber(due[i + 1])
+    local ends = retention_ends(cfg, id)
+    if ends <= now then
+      bytes = bytes + forget(id)
+      expired = expired + 1
+    else
+      local n = tonumber(delivery_state(id) or '1')
+      redis.call('ZADD', K.stale, deadline + backoff(cfg, n), id)
+      redis.call('ZADD', K.expiry, ends, id)
+      redis.call('ZREM', K.pending, id)
+    end
   end
-  if #due > 0 then
-    redis.call('HINCRBY', K.meta, 'expired', #due)
+  count({expired = expired, spooledBytes = -bytes})
+end
+
+-- Events past their retention leave the consumer (counted): stale deliveries by the expiry index,
+-- the backlog from its head (arrival order is publish order). Bounded by limit.
+local function expire_due(cfg, now, limit)
+  local expired, bytes = 0, 0
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.expiry, '-inf', now, 'LIMIT', 0, limit)) do
+    bytes = bytes + forget(id)
+    expired = expired + 1
   end
-  return #due
+  for _, id in ipairs(redis.call('ZRANGE', K.backlog, 0, limit - 1)) do
+    if retention_ends(cfg, id) > now then break end
+    bytes = bytes + forget(id)
+    expired = expired + 1
+  end
+  count({expired = expired, spooledBytes = -bytes})
+end
+
+-- When the backlog's oldest event reaches the end of its retention, or nil if the backlog is empty.
+local function backlog_expiry(cfg)
+  local head = redis.call('ZRANGE', K.backlog, 0, 0)[1]
+  return head and retention_ends(cfg, head)
 end

@@ -11,41 +11,50 @@ local cfg = settings()
 if not cfg then return {-1} end
 local now = now_ms()
 local max = tonumber(ARGV[1])
+local deadline = now + cfg.ackTimeoutMs
+local deadlineArg, nowArg = string.format('%d', deadline), string.format('%d', now)
 local out = {1, now, 0, -1}
 local ackIds = {}
-local handed = 0
+local handed, redelivered, expired, releasedBytes = 0, 0, 0, 0
 
 make_due_stale(cfg, now, 1000)
 
-local function hand_out(id, seq)
+-- seq and n are strings; stale: the delivery is leaving the stale set
+local function hand_out(id, seq, n, stale)
   local blob = redis.call('HGET', K.events, id)
   if not blob then return end
-  local expiresAt = redis.call('ZSCORE', K.expiry, id)
-  if expiresAt and tonumber(expiresAt) <= now then
-    forget(id)
-    redis.call('HINCRBY', K.meta, 'expired', 1)
+  local ends = retention_ends(cfg, id)
+  if ends <= now then
+    releasedBytes = releasedBytes + forget(id)
+    expired = expired + 1
     return
   end
-  local n = (delivery_state(id) or 0) + 1
   handed = handed + 1
-  redis.call('HINCRBY', K.meta, 'delivered', 1)
-  if n > 1 then redis.call('HINCRBY', K.meta, 'redelivered', 1) end
+  if stale then redelivered = redelivered + 1 end
   if cfg.auto then
-    -- at-most-once: handing out is acknowledging
-    forget(id)
-    remember_ack(seq)
-    redis.call('HINCRBY', K.meta, 'acked', 1)
+    -- at-most-once: handing out is acknowledging (auto mode never has stale deliveries)
+    redis.call('HDEL', K.events, id)
+    releasedBytes = releasedBytes + #blob
+    remember_ack(tonumber(seq))
     table.insert(out, '')
     table.insert(out, blob)
     table.insert(out, n)
     table.insert(out, '')
     return
   end
-  local deadline = now + cfg.ackTimeoutMs
   redis.call('HSET', K.deliveries, id, n .. ':' .. seq)
-  redis.call('ZADD', K.pending, deadline, id)
-  redis.call('ZREM', K.stale, id)
-  redis.call('ZADD', K.first, 'NX', now, id)
+  redis.call('ZADD', K.pending, deadlineArg, id)
+  if stale then
+    redis.call('ZREM', K.stale, id)
+  else
+    redis.call('ZADD', K.first, nowArg, id)
+  end
+  -- retention ending before the deadline: the expiry index catches it (rare with 7-day retention)
+  if ends < deadline then
+    redis.call('ZADD', K.expiry, ends, id)
+  elseif stale then
+    redis.call('ZREM', K.expiry, id)
+  end
   local ackId = id .. '.' .. seq .. '.' .. n .. '.' .. ack_token(cfg, id, seq, n)
   table.insert(ackIds, ackId)
   table.insert(out, ackId)
@@ -55,8 +64,8 @@ local function hand_out(id, seq)
 end
 
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, max)) do
-  local _, seq = delivery_state(id)
-  hand_out(id, seq)
+  local n, seq = delivery_state(id)
+  hand_out(id, seq, tostring(tonumber(n) + 1), true)
 end
 
 local want = max - handed
@@ -66,21 +75,25 @@ if want > 0 then
   if take > 0 then
     local popped = redis.call('ZPOPMIN', K.backlog, take)
     for i = 1, #popped, 2 do
-      hand_out(popped[i], tonumber(popped[i + 1]))
+      hand_out(popped[i], popped[i + 1], '1', false)
     end
   end
-  if take < want and redis.call('ZCARD', K.backlog) > 0 then
+  if take < want and redis.call('EXISTS', K.backlog) == 1 then
     out[3] = 1
   end
 end
 
-local firstExpiry = redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]
-if #ackIds > 0 then
-  out[4] = now + cfg.ackTimeoutMs
+local counts = {delivered = handed, redelivered = redelivered, expired = expired, spooledBytes = -releasedBytes}
+if cfg.auto then counts.acked = handed end
+count(counts)
+touch_acked()
+
+local nextDue = -1
+for _, at in ipairs({#ackIds > 0 and deadline or nil, backlog_expiry(cfg),
+    tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2])}) do
+  if at and (nextDue < 0 or at < nextDue) then nextDue = at end
 end
-if firstExpiry and (out[4] < 0 or tonumber(firstExpiry) < out[4]) then
-  out[4] = tonumber(firstExpiry)
-end
+out[4] = nextDue
 
 if #ackIds > 0 then
   redis.call('SET', KEYS[10], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)

@@ -7,21 +7,18 @@ if not cfg then return -1 end
 local now = now_ms()
 local limit = tonumber(ARGV[1])
 make_due_stale(cfg, now, limit)
-expire_due(now, limit)
+expire_due(cfg, now, limit)
 
 if redis.call('EXISTS', K.listening) == 1 and redis.call('ZCOUNT', K.stale, '-inf', now) > 0 then
   redis.call('PUBLISH', ARGV[3], ARGV[2])
 end
 
 local next = -1
-local function earliest(key, min)
-  local first = redis.call('ZRANGEBYSCORE', key, min, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if first[2] then
-    local at = tonumber(first[2])
-    if next < 0 or at < next then next = at end
-  end
+local function consider(at)
+  if at and (next < 0 or at < next) then next = at end
 end
-earliest(K.pending, '-inf')
-earliest(K.stale, '(' .. now)
-earliest(K.expiry, '-inf')
+consider(tonumber(redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')[2]))
+consider(tonumber(redis.call('ZRANGEBYSCORE', K.stale, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]))
+consider(tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]))
+consider(backlog_expiry(cfg))
 return next
