@@ -47,8 +47,8 @@ public final class HeraldNode {
    */
   public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, String redisUrl) {
     HeraldConfig.RedisConfig redis = config.redis();
-    Supplier<RedisStore> stores = () -> new RedisStore(vertx, redisUrl, redis.poolSize(), redis.timeoutMs());
-    RedisStore nodeStore = stores.get();
+    Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, redisUrl, redis.timeoutMs());
+    RedisStore nodeStore = RedisStore.pooled(vertx, redisUrl, redis.poolSize(), redis.timeoutMs());
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
     ConsumerStore consumers = new ConsumerStore(nodeStore);
     int port = config.http().port() == 0 ? freePort() : config.http().port();

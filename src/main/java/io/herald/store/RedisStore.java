@@ -15,15 +15,22 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gateway's only way to Redis: a pooled client whose calls time out instead of hanging, whose
- * failures become {@link StoreException}, and which runs {@link Script}s by SHA. The pooled client
- * opens a fresh connection when a broken one is dropped, so a restarted Redis is picked up again.
+ * The gateway's only way to Redis: calls that time out instead of hanging, failures as
+ * {@link StoreException}, {@link Script}s run by SHA.
+ *
+ * <p>A store made {@link #pipelined} sends every command of its owner (one verticle, one event
+ * loop) on one connection, without waiting for earlier answers: leasing a pooled connection per
+ * command costs about as much CPU as the command itself. A connection that fails or closes is
+ * dropped and the next command opens a new one, so a restarted Redis is picked up again. Other
+ * stores (used from several threads) lease pooled connections per command.
  */
 public final class RedisStore {
   private final Redis client;
   private final long timeoutMs;
+  private final boolean pipelined;
+  private Future<RedisConnection> connection;
 
-  public RedisStore(Vertx vertx, String url, int poolSize, long timeoutMs) {
+  private RedisStore(Vertx vertx, String url, int poolSize, long timeoutMs, boolean pipelined) {
     RedisOptions options = new RedisOptions()
         .setConnectionString(url)
         .setMaxPoolSize(poolSize)
@@ -35,12 +42,41 @@ public final class RedisStore {
             .setTcpKeepAlive(true));
     this.client = Redis.createClient(vertx, options);
     this.timeoutMs = timeoutMs;
+    this.pipelined = pipelined;
+  }
+
+  /** A store for one verticle: all its commands pipelined on one connection. */
+  public static RedisStore pipelined(Vertx vertx, String url, long timeoutMs) {
+    return new RedisStore(vertx, url, 1, timeoutMs, true);
+  }
+
+  /** A store that may be used from any thread: pooled connections. */
+  public static RedisStore pooled(Vertx vertx, String url, int poolSize, long timeoutMs) {
+    return new RedisStore(vertx, url, poolSize, timeoutMs, false);
   }
 
   public Future<Response> send(Request request) {
-    return client.send(request)
-        .timeout(timeoutMs, TimeUnit.MILLISECONDS)
-        .recover(RedisStore::toStoreFailure);
+    Future<Response> sent = pipelined ? connection().compose(c -> c.send(request)) : client.send(request);
+    return sent.timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(RedisStore::toStoreFailure);
+  }
+
+  private Future<RedisConnection> connection() {
+    if (connection == null || connection.failed()) {
+      Future<RedisConnection> opening = client.connect();
+      connection = opening;
+      opening.onSuccess(c -> {
+        c.exceptionHandler(failure -> drop(opening));
+        c.endHandler(ended -> drop(opening));
+      });
+    }
+    return connection;
+  }
+
+  private void drop(Future<RedisConnection> broken) {
+    if (connection == broken) {
+      connection = null;
+      broken.result().close();
+    }
   }
 
   /** Runs a script by SHA; when Redis does not know it (restart, failover) it is sent in full. */
@@ -57,6 +93,9 @@ public final class RedisStore {
   }
 
   public Future<Void> close() {
+    if (connection != null && connection.succeeded()) {
+      connection.result().close();
+    }
     return client.close();
   }
 

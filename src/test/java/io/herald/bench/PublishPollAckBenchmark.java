@@ -44,7 +44,9 @@ public final class PublishPollAckBenchmark {
 
   private PublishPollAckBenchmark(int port) {
     http = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1").setDefaultPort(port)
-        .setKeepAlive(true), new PoolOptions().setHttp1MaxSize(PUBLISHERS + POLLERS * 2));
+        // enough connections that no request waits for one: the latency phase has a publish per
+        // event in flight, and HTTP/1.1 carries one request at a time per connection
+        .setKeepAlive(true), new PoolOptions().setHttp1MaxSize(256));
   }
 
   public static void main(String[] args) throws Exception {
