@@ -72,7 +72,7 @@ public final class PublishPollAckBenchmark {
         bench.awaitReady();
         System.out.printf("Java %s, %d cores, %s, AOF everysec%n", Runtime.version(),
             Runtime.getRuntime().availableProcessors(), redisServer());
-        bench.throughput("warm-up", Math.min(events, 20_000), herald, redis);
+        bench.throughput("warm-up", Math.min(events, 50_000), herald, redis);
         bench.throughput("throughput", events, herald, redis);
         bench.latency(rate, 10);
         bench.vertx.close().await();
