@@ -4,10 +4,10 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
-import io.herald.testing.TestRedis;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
@@ -16,31 +16,12 @@ import io.vertx.redis.client.Response;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(60)
-class RedisTimeTest {
-  private static TestRedis redis;
-  private static TestNode nodeA;
-  private static TestNode nodeB;
-
-  @BeforeAll
-  static void start() {
-    redis = TestRedis.start();
-    nodeA = TestNode.start(redis);
-    nodeB = TestNode.start(redis);
-  }
-
-  @AfterAll
-  static void stop() {
-    nodeB.close();
-    nodeA.close();
-    redis.close();
-  }
+class RedisTimeTest extends GatewayTest {
 
   private static long redisNow() {
     Response time = RedisCli.send(redis.url(), Request.cmd(Command.TIME));
@@ -50,14 +31,16 @@ class RedisTimeTest {
   @Test
   @DisplayName("every node stamps, orders and times out events on Redis' clock, never its own")
   void nodesAgreeOnRedisTime() {
-    JsonObject settings = new JsonObject().put("topics", new JsonArray().add("skew")).put("ackTimeoutMs", 5000)
+    String topic = unique("time");
+    JsonObject settings = new JsonObject().put("topics", new JsonArray().add(topic)).put("ackTimeoutMs", 5000)
         .put("redelivery", new JsonObject().put("initialDelayMs", 0));
-    assertEquals(201, nodeA.http().putConsumer("skewed", settings).status());
+    String consumer = unique("c");
+    assertEquals(201, nodeA.http().putConsumer(consumer, settings).status());
 
     List<String> published = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
       TestNode node = i % 2 == 0 ? nodeA : nodeB;
-      published.add(node.http().publish("skew", new JsonObject().put("payload", i)).results().getJsonObject(0)
+      published.add(node.http().publish(topic, new JsonObject().put("payload", i)).results().getJsonObject(0)
           .getString("eventId"));
     }
     List<String> sorted = new ArrayList<>(published);
@@ -65,7 +48,7 @@ class RedisTimeTest {
     assertEquals(published, sorted, "eventIds from both nodes sort in publish order");
 
     long before = redisNow();
-    Reply batch = nodeB.http().poll("skewed", new JsonObject().put("maxEvents", 10));
+    Reply batch = nodeB.http().poll(consumer, new JsonObject().put("maxEvents", 10));
     long after = redisNow();
     assertEquals(published, batch.eventIds());
     for (Object item : batch.events()) {
@@ -78,8 +61,8 @@ class RedisTimeTest {
 
     // redelivered after ackTimeoutMs by Redis' clock: not at once, not late
     await().atLeast(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
-        .until(() -> nodeA.http().metadata("skewed").json().getLong("stale") == 10);
-    Reply again = nodeA.http().poll("skewed", new JsonObject().put("maxEvents", 10));
+        .until(() -> nodeA.http().metadata(consumer).json().getLong("stale") == 10);
+    Reply again = nodeA.http().poll(consumer, new JsonObject().put("maxEvents", 10));
     assertEquals(published, again.eventIds());
     assertEquals(2, again.events().getJsonObject(0).getInteger("deliveryCount"));
   }
