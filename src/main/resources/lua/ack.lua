@@ -21,11 +21,11 @@ local function ack(ackId)
     end
     redis.call('ZREM', K.expiry, id)
     redis.call('ZREM', K.first, id)
-    remember_ack(tonumber(seq))
+    remember_ack(cfg, tonumber(seq))
     acked = acked + 1
     return 'ACKED'
   end
-  if was_acked(tonumber(seq)) then return 'ALREADY_ACKED' end
+  if was_acked(cfg, tonumber(seq)) then return 'ALREADY_ACKED' end
   return 'UNKNOWN'
 end
 

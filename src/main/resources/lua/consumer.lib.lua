@@ -18,7 +18,9 @@ local K = {
   pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9],
 }
 -- Acked events are remembered in bitmaps of 65536 arrival sequences each, so remembering an ack
--- costs one bit rather than a sorted-set entry. The key shares the hash tag of KEYS[1].
+-- costs one bit rather than a sorted-set entry. The key shares the hash tag of KEYS[1] and names
+-- the consumer's salt: a consumer deleted and created again starts its sequence anew, and must not
+-- inherit the bits of its predecessor.
 local ACKED_SEGMENT_BITS = 65536
 local ACKED_MEMORY_MS = 600000
 
@@ -53,8 +55,9 @@ local function backoff(cfg, n)
   return math.min(cfg.initialDelayMs * cfg.multiplier ^ (n - 1), cfg.maxDelayMs)
 end
 
-local function acked_segment(seq)
-  return string.sub(K.meta, 1, -5) .. 'acked:' .. math.floor(seq / ACKED_SEGMENT_BITS)
+local function acked_segment(cfg, seq)
+  return string.sub(K.meta, 1, -5) .. 'acked:' .. string.sub(cfg.salt, 1, 8) .. ':'
+    .. math.floor(seq / ACKED_SEGMENT_BITS)
 end
 
 -- The unguessable part of an ackId: only this consumer's salt produces it. seq and n are strings.
@@ -84,8 +87,8 @@ end
 
 -- Remembers acks for ACKED_MEMORY_MS; call touch_acked() once at the end of the script.
 local touched_segments = {}
-local function remember_ack(seq)
-  local key = acked_segment(seq)
+local function remember_ack(cfg, seq)
+  local key = acked_segment(cfg, seq)
   redis.call('SETBIT', key, seq % ACKED_SEGMENT_BITS, 1)
   touched_segments[key] = true
 end
@@ -96,8 +99,8 @@ local function touch_acked()
   end
 end
 
-local function was_acked(seq)
-  return redis.call('GETBIT', acked_segment(seq), seq % ACKED_SEGMENT_BITS) == 1
+local function was_acked(cfg, seq)
+  return redis.call('GETBIT', acked_segment(cfg, seq), seq % ACKED_SEGMENT_BITS) == 1
 end
 
 -- Adds to the consumer's counters (name -> amount), skipping zeros.
@@ -144,8 +147,18 @@ local function expire_due(cfg, now, limit)
   count({expired = expired, spooledBytes = -bytes})
 end
 
--- When the backlog's oldest event reaches the end of its retention, or nil if the backlog is empty.
-local function backlog_expiry(cfg)
+-- When the consumer next has timed work: the earliest of the given times (nil ones skipped), the
+-- backlog's oldest retention end and the expiry index's first entry; -1 if there is none.
+local function next_due(cfg, ...)
+  local next = -1
+  local function consider(at)
+    if at and (next < 0 or at < next) then next = at end
+  end
+  for i = 1, select('#', ...) do
+    consider(select(i, ...))
+  end
   local head = redis.call('ZRANGE', K.backlog, 0, 0)[1]
-  return head and retention_ends(cfg, head)
+  consider(head and retention_ends(cfg, head))
+  consider(tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]))
+  return next
 end

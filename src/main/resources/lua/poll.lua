@@ -35,7 +35,7 @@ local function hand_out(id, seq, n, stale)
     -- at-most-once: handing out is acknowledging (auto mode never has stale deliveries)
     redis.call('HDEL', K.events, id)
     releasedBytes = releasedBytes + #blob
-    remember_ack(tonumber(seq))
+    remember_ack(cfg, tonumber(seq))
     table.insert(out, '')
     table.insert(out, blob)
     table.insert(out, n)
@@ -88,12 +88,7 @@ if cfg.auto then counts.acked = handed end
 count(counts)
 touch_acked()
 
-local nextDue = -1
-for _, at in ipairs({#ackIds > 0 and deadline or nil, backlog_expiry(cfg),
-    tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2])}) do
-  if at and (nextDue < 0 or at < nextDue) then nextDue = at end
-end
-out[4] = nextDue
+out[4] = next_due(cfg, #ackIds > 0 and deadline or nil)
 
 if #ackIds > 0 then
   redis.call('SET', KEYS[10], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)

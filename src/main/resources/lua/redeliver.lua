@@ -13,12 +13,6 @@ if redis.call('EXISTS', K.listening) == 1 and redis.call('ZCOUNT', K.stale, '-in
   redis.call('PUBLISH', ARGV[3], ARGV[2])
 end
 
-local next = -1
-local function consider(at)
-  if at and (next < 0 or at < next) then next = at end
-end
-consider(tonumber(redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')[2]))
-consider(tonumber(redis.call('ZRANGEBYSCORE', K.stale, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]))
-consider(tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]))
-consider(backlog_expiry(cfg))
-return next
+return next_due(cfg,
+  tonumber(redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')[2]),
+  tonumber(redis.call('ZRANGEBYSCORE', K.stale, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]))

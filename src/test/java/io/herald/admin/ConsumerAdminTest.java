@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
+import io.herald.testing.RedisCli;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -65,6 +66,29 @@ class ConsumerAdminTest extends GatewayTest {
     assertEquals("NOT_FOUND", http().poll(name, max(1)).errorCode());
     assertEquals(404, http().delete("/v1/admin/consumers/" + name).status());
     assertEquals(0, http().publish(topic, event(2)).results().getJsonObject(0).getInteger("matched"));
+  }
+
+  @Test
+  @DisplayName("a consumer created again under a deleted one's name inherits nothing of it")
+  void recreatedConsumerStartsAfresh() {
+    String topic = unique("again");
+    String name = consumer(new JsonObject(), topic);
+    http().publish(topic, event("old"));
+    Reply old = http().poll(name, max(1));
+    assertEquals("ACKED", http().ack(name, old.ackIds().get(0)).results().getJsonObject(0).getString("status"));
+    assertEquals(204, http().delete("/v1/admin/consumers/" + name).status());
+
+    assertEquals(201, http().putConsumer(name, new JsonObject().put("topics", new JsonArray().add(topic))).status());
+    assertEquals("UNKNOWN", http().ack(name, old.ackIds().get(0)).results().getJsonObject(0).getString("status"));
+    // the new incarnation's first event has the same arrival sequence as the old acked one
+    // retention cannot be set below 60 s; shorten it in Redis so the event leaves unacked soon
+    RedisCli.hset(redis.url(), "herald:{c:" + name + "}:meta", "retentionMs", "1500");
+    http().publish(topic, event("new"));
+    String ackId = http().poll(name, max(1)).ackIds().get(0);
+    await().atMost(Duration.ofSeconds(10)).until(() ->
+        http().metadata(name).json().getJsonObject("totals").getLong("expired") == 1);
+    assertEquals("UNKNOWN", http().ack(name, ackId).results().getJsonObject(0).getString("status"),
+        "an event that left unacked was never acked, whatever the old consumer did");
   }
 
   @Test
