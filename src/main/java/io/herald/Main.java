@@ -31,7 +31,7 @@ public final class Main {
     try {
       config = ConfigLoader.load(vertx, configFile).await();
     } catch (Exception e) {
-      System.err.println("Herald cannot start: invalid configuration (" + configFile + "): " + e.getMessage());
+      System.err.println("Herald cannot start: configuration " + configFile + ": " + e.getMessage());
       vertx.close();
       System.exit(1);
       return;
