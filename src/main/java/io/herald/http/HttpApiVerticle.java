@@ -60,7 +60,7 @@ public final class HttpApiVerticle extends VerticleBase {
     Waiters waiters = new Waiters();
     vertx.eventBus().<String>consumer(Addresses.WAKE, message -> waiters.wake(message.body()));
     vertx.setPeriodic(60_000, t -> waiters.forgetIdle());
-    publisher = new PublishService(store, directory, maxEventBytes);
+    publisher = new PublishService(context, store, directory, maxEventBytes);
     poller = new PollService(vertx, store, waiters);
 
     Router router = Router.router(vertx);

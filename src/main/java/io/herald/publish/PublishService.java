@@ -8,25 +8,40 @@ import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.herald.topic.TopicName;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Publishes events: spools each one for every matching consumer with one script call per consumer
- * (all sent at once), and confirms only when every one of those calls succeeded.
+ * Publishes events: spools each one for every matching consumer and confirms only when every one
+ * of those writes succeeded.
+ *
+ * <p>Publish requests that arrive together on this verticle's event loop are written together: one
+ * eventId reservation for all of them, then one spool script per matching consumer carrying the
+ * events of every request that matched it, all sent at once. Under load a round trip carries many
+ * requests; alone, a request goes out on the next turn of the loop. Event-loop confined.
  */
 public final class PublishService {
+  /** Most events written in one round of calls; a larger gathering is split. */
+  static final int MAX_EVENTS_PER_ROUND = 1000;
+
+  private final Context context;
   private final RedisStore store;
   private final ConsumerDirectory consumers;
   private final long maxEventBytes;
+  private List<Publish> gathering = new ArrayList<>();
+  private int gatheredEvents;
 
-  public PublishService(RedisStore store, ConsumerDirectory consumers, long maxEventBytes) {
+  public PublishService(Context context, RedisStore store, ConsumerDirectory consumers, long maxEventBytes) {
+    this.context = context;
     this.store = store;
     this.consumers = consumers;
     this.maxEventBytes = maxEventBytes;
@@ -42,75 +57,131 @@ public final class PublishService {
     if (problem != null) {
       return Future.failedFuture(ApiException.invalid("topic", problem));
     }
-    List<PublishedEvent> events = EventParser.parse(body);
-    long accepted = events.stream().filter(e -> e.size() <= maxEventBytes).count();
-    if (accepted == 0) {
-      return Future.succeededFuture(confirmed(spool(topic, events, 0, 0, new ArrayList<>()), 0));
+    Publish publish = new Publish(topic, EventParser.parse(body), consumers.matching(topic));
+    if (publish.accepted == 0) {
+      publish.assign(0, 0, new LinkedHashMap<>());
+      publish.promise.complete(publish.confirmed(0));
+      return publish.promise.future();
     }
-    return store.eval(Script.EVENT_IDS, List.of(Keys.EVENT_ID_CLOCK), List.of(accepted))
-        .recover(failure -> Future.failedFuture(ApiException.from(failure, false)))
-        .compose(ids -> {
-          List<Object> spool = new ArrayList<>();
-          JsonArray results = spool(topic, events, ids.get(0).toLong(), ids.get(1).toLong(), spool);
-          return store(consumers.matching(topic), spool).map(matched -> confirmed(results, matched));
+    if (gatheredEvents + publish.accepted > MAX_EVENTS_PER_ROUND) {
+      write(takeGathering());
+    }
+    if (gathering.isEmpty()) {
+      // requests already queued on this event loop join this round before it is written
+      context.runOnContext(v -> write(takeGathering()));
+    }
+    gathering.add(publish);
+    gatheredEvents += publish.accepted;
+    return publish.promise.future();
+  }
+
+  private List<Publish> takeGathering() {
+    List<Publish> round = gathering;
+    gathering = new ArrayList<>();
+    gatheredEvents = 0;
+    return round;
+  }
+
+  /** Reserves eventIds for the whole round, then spools it: one script call per matching consumer. */
+  private void write(List<Publish> round) {
+    if (round.isEmpty()) {
+      return;
+    }
+    int total = round.stream().mapToInt(p -> p.accepted).sum();
+    store.eval(Script.EVENT_IDS, List.of(Keys.EVENT_ID_CLOCK), List.of(total))
+        .onFailure(failure -> round.forEach(p -> p.promise.tryFail(ApiException.from(failure, false))))
+        .onSuccess(ids -> {
+          long publishedAt = ids.get(0).toLong();
+          long sequence = ids.get(1).toLong();
+          Map<String, List<Object>> spools = new LinkedHashMap<>();
+          for (Publish publish : round) {
+            sequence = publish.assign(publishedAt, sequence, spools);
+          }
+          Map<String, Future<Boolean>> writes = new LinkedHashMap<>();
+          spools.forEach((consumer, pairs) -> {
+            List<Object> args = new ArrayList<>(pairs.size() + 2);
+            args.add(consumer);
+            args.add(Keys.WAKE_CHANNEL);
+            args.addAll(pairs);
+            writes.put(consumer, store.eval(Script.PUBLISH, Keys.consumer(consumer), args)
+                .map(spooled -> spooled.toLong() >= 0));
+          });
+          Future.join(new ArrayList<>(writes.values()))
+              .onComplete(done -> round.forEach(publish -> publish.finish(writes)));
         });
   }
 
-  /**
-   * Gives each event within the size limit its eventId and adds (eventId, blob) pairs to {@code spool};
-   * returns the per-event results, oversized events refused.
-   */
-  private JsonArray spool(String topic, List<PublishedEvent> events, long publishedAt, long firstSequence,
-      List<Object> spool) {
-    JsonArray results = new JsonArray();
-    long sequence = firstSequence;
-    for (int index = 0; index < events.size(); index++) {
-      PublishedEvent event = events.get(index);
-      JsonObject result = new JsonObject().put("index", index);
-      if (event.size() > maxEventBytes) {
-        results.add(result.put("status", "REJECTED").put("code", ErrorCode.MESSAGE_TOO_LARGE.name())
-            .put("message", "The event is " + event.size() + " bytes; the limit is " + maxEventBytes)
-            .put("details", new JsonObject().put("scope", "gateway").put("limit", maxEventBytes)));
-        continue;
-      }
-      String eventId = eventId(publishedAt, sequence++);
-      results.add(result.put("status", "CONFIRMED").put("eventId", eventId));
-      if (event.correlationId() != null) {
-        result.put("correlationId", event.correlationId());
-      }
-      spool.add(eventId);
-      spool.add(blob(eventId, topic, event, publishedAt));
-    }
-    return results;
-  }
+  /** One publish request on its way through a round. */
+  private final class Publish {
+    private final String topic;
+    private final List<PublishedEvent> events;
+    private final List<ConsumerSettings> matched;
+    private final int accepted;
+    private final Promise<JsonObject> promise = Promise.promise();
+    private final JsonArray results = new JsonArray();
 
-  /** Spools the events for every matching consumer; the result is how many consumers took them. */
-  private Future<Integer> store(List<ConsumerSettings> matched, List<Object> spool) {
-    if (matched.isEmpty()) {
-      return Future.succeededFuture(0);
+    Publish(String topic, List<PublishedEvent> events, List<ConsumerSettings> matched) {
+      this.topic = topic;
+      this.events = events;
+      this.matched = matched;
+      this.accepted = (int) events.stream().filter(e -> e.size() <= maxEventBytes).count();
     }
 
-    List<Future<Boolean>> writes = new ArrayList<>(matched.size());
-    for (ConsumerSettings consumer : matched) {
-      List<Object> args = new ArrayList<>(spool.size() + 2);
-      args.add(consumer.name());
-      args.add(Keys.WAKE_CHANNEL);
-      args.addAll(spool);
-      writes.add(store.eval(Script.PUBLISH, Keys.consumer(consumer.name()), args)
-          .map(spooled -> spooled.toLong() >= 0));
-    }
-    return Future.join(writes).transform(done -> {
-      if (done.failed()) {
-        boolean anyWritten = writes.stream().anyMatch(Future::succeeded);
-        Throwable cause = writes.stream().filter(Future::failed).findFirst().orElseThrow().cause();
-        ApiException failure = ApiException.from(cause, true);
-        return Future.failedFuture(anyWritten && failure.code() == ErrorCode.STORE_UNAVAILABLE
-            ? new ApiException(ErrorCode.OUTCOME_UNKNOWN,
-                "Redis failed part-way: the events were stored for some consumers only; publish again")
-            : failure);
+    /**
+     * Gives each event within the size limit its eventId, from {@code sequence} on, and adds the
+     * (eventId, blob) pairs to the spool of every matching consumer; refuses oversized events.
+     * Returns the next free sequence number.
+     */
+    long assign(long publishedAt, long sequence, Map<String, List<Object>> spools) {
+      for (int index = 0; index < events.size(); index++) {
+        PublishedEvent event = events.get(index);
+        JsonObject result = new JsonObject().put("index", index);
+        results.add(result);
+        if (event.size() > maxEventBytes) {
+          result.put("status", "REJECTED").put("code", ErrorCode.MESSAGE_TOO_LARGE.name())
+              .put("message", "The event is " + event.size() + " bytes; the limit is " + maxEventBytes)
+              .put("details", new JsonObject().put("scope", "gateway").put("limit", maxEventBytes));
+          continue;
+        }
+        String eventId = eventId(publishedAt, sequence++);
+        result.put("status", "CONFIRMED").put("eventId", eventId);
+        if (event.correlationId() != null) {
+          result.put("correlationId", event.correlationId());
+        }
+        Buffer blob = blob(eventId, topic, event, publishedAt);
+        for (ConsumerSettings consumer : matched) {
+          List<Object> spool = spools.computeIfAbsent(consumer.name(), c -> new ArrayList<>());
+          spool.add(eventId);
+          spool.add(blob);
+        }
       }
-      return Future.succeededFuture((int) writes.stream().filter(Future::result).count());
-    });
+      return sequence;
+    }
+
+    /** Confirms once every consumer this request matched took its events; fails otherwise. */
+    void finish(Map<String, Future<Boolean>> writes) {
+      List<Future<Boolean>> mine = matched.stream().map(c -> writes.get(c.name())).toList();
+      Future<Boolean> failed = mine.stream().filter(Future::failed).findFirst().orElse(null);
+      if (failed == null) {
+        promise.tryComplete(confirmed((int) mine.stream().filter(Future::result).count()));
+        return;
+      }
+      ApiException failure = ApiException.from(failed.cause(), true);
+      promise.tryFail(mine.stream().anyMatch(Future::succeeded) && failure.code() == ErrorCode.STORE_UNAVAILABLE
+          ? new ApiException(ErrorCode.OUTCOME_UNKNOWN,
+              "Redis failed part-way: the events were stored for some consumers only; publish again")
+          : failure);
+    }
+
+    JsonObject confirmed(int matchedCount) {
+      for (int i = 0; i < results.size(); i++) {
+        JsonObject result = results.getJsonObject(i);
+        if ("CONFIRMED".equals(result.getString("status"))) {
+          result.put("matched", matchedCount);
+        }
+      }
+      return new JsonObject().put("results", results);
+    }
   }
 
   /**
@@ -126,16 +197,6 @@ public final class PublishService {
     return "0".repeat(Math.max(0, digits - text.length())) + text;
   }
 
-  private static JsonObject confirmed(JsonArray results, int matched) {
-    for (int i = 0; i < results.size(); i++) {
-      JsonObject result = results.getJsonObject(i);
-      if ("CONFIRMED".equals(result.getString("status"))) {
-        result.put("matched", matched);
-      }
-    }
-    return new JsonObject().put("results", results);
-  }
-
   /** The event's members as delivered, with the payload spliced in as the publisher sent it. */
   private static Buffer blob(String eventId, String topic, PublishedEvent event, long publishedAt) {
     Buffer blob = Buffer.buffer(event.payload().length() + 160);
@@ -149,7 +210,6 @@ public final class PublishService {
   }
 
   private static String headers(Map<String, String> headers) {
-    return headers.isEmpty() ? "{}" : new JsonObject(new java.util.LinkedHashMap<>(headers)).encode();
+    return headers.isEmpty() ? "{}" : new JsonObject(new LinkedHashMap<>(headers)).encode();
   }
-
 }

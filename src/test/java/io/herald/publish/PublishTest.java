@@ -6,7 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
 import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -38,6 +43,47 @@ class PublishTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("concurrent publishes each reach exactly their consumers; each publisher's events come in its order")
+  void concurrentPublishes() throws Exception {
+    String level = unique("concurrent");
+    JsonObject roomy = new JsonObject().put("maxPollRecords", 1000).put("maxUnacked", 5000);
+    String onlyA = consumer(roomy, level + "/a");
+    String both = consumer(roomy, level + "/>");
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    List<Future<List<String>>> publishers = new ArrayList<>();
+    for (int t = 0; t < 8; t++) {
+      String topic = level + (t % 2 == 0 ? "/a" : "/b");
+      int matched = t % 2 == 0 ? 2 : 1;
+      publishers.add(pool.submit(() -> {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+          JsonObject result = http().publish(topic, event(i)).results().getJsonObject(0);
+          assertEquals(matched, result.getInteger("matched"));
+          ids.add(result.getString("eventId"));
+        }
+        return ids;
+      }));
+    }
+    List<List<String>> sequences = new ArrayList<>();
+    for (Future<List<String>> publisher : publishers) {
+      sequences.add(publisher.get());
+    }
+    pool.shutdown();
+    List<String> receivedA = http().poll(onlyA, max(1000)).eventIds();
+    List<String> receivedBoth = http().poll(both, max(1000)).eventIds();
+    for (int t = 0; t < sequences.size(); t++) {
+      List<String> sent = sequences.get(t);
+      List<String> sorted = new ArrayList<>(sent);
+      Collections.sort(sorted);
+      assertEquals(sorted, sent, "a publisher's eventIds sort in its publish order");
+      assertEquals(sent, receivedBoth.stream().filter(sent::contains).toList());
+      assertEquals(t % 2 == 0 ? sent : List.of(), receivedA.stream().filter(sent::contains).toList());
+    }
+    assertEquals(400, receivedBoth.size());
+    assertEquals(200, receivedA.size());
+  }
+
+  @Test
   @DisplayName("an event nobody subscribes to is confirmed with matched 0 and kept nowhere")
   void noMatchingConsumer() {
     JsonObject result = http().publish(unique("nobody"), event(1)).results().getJsonObject(0);
@@ -50,13 +96,13 @@ class PublishTest extends GatewayTest {
   void eventIdsSortInPublishOrder() {
     String topic = unique("sorted");
     consumer(new JsonObject(), topic);
-    List<String> ids = new java.util.ArrayList<>();
+    List<String> ids = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
       ids.add(http().publish(topic, events(i, i)).results().getJsonObject(0).getString("eventId"));
       ids.add(http().publish(topic, events(i, i)).results().getJsonObject(1).getString("eventId"));
     }
     List<String> sorted = new java.util.ArrayList<>(ids);
-    java.util.Collections.sort(sorted);
+    Collections.sort(sorted);
     assertEquals(sorted, ids);
   }
 
