@@ -42,7 +42,7 @@ public final class ConsumerRoutes {
   }
 
   private void list(RoutingContext ctx) {
-    Responses.reply(ctx, () -> directory.reload().map(ignored -> {
+    Responses.reply(ctx, () -> reading(directory.reload()).map(ignored -> {
       JsonArray list = new JsonArray();
       new TreeMap<>(directory.all()).forEach((name, settings) -> list.add(describe(settings)));
       return new JsonObject().put("consumers", list);
@@ -94,7 +94,7 @@ public final class ConsumerRoutes {
 
   private void metadata(RoutingContext ctx) {
     Responses.reply(ctx, () -> current(ctx).compose(settings ->
-        store.eval(Script.METADATA, Keys.consumer(settings.name()), List.of()).compose(reply -> {
+        reading(store.eval(Script.METADATA, Keys.consumer(settings.name()), List.of())).compose(reply -> {
           if (reply.type() != io.vertx.redis.client.ResponseType.MULTI) {
             return Future.failedFuture(ApiException.unknownConsumer(settings.name()));
           }
@@ -126,10 +126,15 @@ public final class ConsumerRoutes {
   /** The consumer as Redis has it now (not this node's possibly older copy). */
   private Future<ConsumerSettings> current(RoutingContext ctx) {
     String name = ctx.pathParam("consumer");
-    return directory.reload(name).compose(ignored -> {
+    return reading(directory.reload(name)).compose(ignored -> {
       ConsumerSettings settings = directory.get(name);
       return settings == null ? Future.failedFuture(ApiException.unknownConsumer(name)) : Future.succeededFuture(settings);
     });
+  }
+
+  /** A read that failed changed nothing: STORE_UNAVAILABLE, never OUTCOME_UNKNOWN. */
+  private static <T> Future<T> reading(Future<T> read) {
+    return read.recover(failure -> Future.failedFuture(ApiException.from(failure, false)));
   }
 
   private static JsonObject describe(ConsumerSettings settings) {

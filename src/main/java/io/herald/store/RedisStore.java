@@ -13,6 +13,7 @@ import io.vertx.redis.client.Response;
 import java.net.ConnectException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The gateway's only way to Redis: calls that time out instead of hanging, failures as
@@ -25,7 +26,9 @@ import java.util.concurrent.TimeUnit;
  * stores (used from several threads) lease pooled connections per command.
  */
 public final class RedisStore {
-  private final Redis client;
+  private final Vertx vertx;
+  private final RedisOptions options;
+  private Redis client;
   private final long timeoutMs;
   private final boolean pipelined;
   private Future<RedisConnection> connection;
@@ -40,6 +43,8 @@ public final class RedisStore {
             .setConnectTimeout((int) Math.min(timeoutMs, Integer.MAX_VALUE))
             .setTcpNoDelay(true)
             .setTcpKeepAlive(true));
+    this.vertx = vertx;
+    this.options = options;
     this.client = Redis.createClient(vertx, options);
     this.timeoutMs = timeoutMs;
     this.pipelined = pipelined;
@@ -56,8 +61,19 @@ public final class RedisStore {
   }
 
   public Future<Response> send(Request request) {
-    Future<Response> sent = pipelined ? connection().compose(c -> c.send(request)) : client.send(request);
-    return sent.timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(RedisStore::toStoreFailure);
+    if (!pipelined) {
+      return client.send(request).timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(RedisStore::toStoreFailure);
+    }
+    Future<RedisConnection> used = connection();
+    return used.compose(c -> c.send(request))
+        .timeout(timeoutMs, TimeUnit.MILLISECONDS)
+        .onFailure(failure -> {
+          // a Redis that stopped answering may never close the socket: start over on a new one
+          if (failure instanceof TimeoutException && used.succeeded()) {
+            drop(used);
+          }
+        })
+        .recover(RedisStore::toStoreFailure);
   }
 
   private Future<RedisConnection> connection() {
@@ -72,10 +88,16 @@ public final class RedisStore {
     return connection;
   }
 
+  /**
+   * Forgets a broken connection. Closing a connection of a pooled client only returns it to the
+   * pool, from which the next connect would take it again; so the whole client goes, and with it
+   * the socket.
+   */
   private void drop(Future<RedisConnection> broken) {
     if (connection == broken) {
       connection = null;
-      broken.result().close();
+      client.close();
+      client = Redis.createClient(vertx, options);
     }
   }
 

@@ -2,7 +2,9 @@ package io.herald.store;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.testing.FreezingProxy;
 import io.herald.testing.Http;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.RedisCli;
@@ -63,6 +65,41 @@ class RedisOutageTest {
         r -> r.status() == 200);
     assertEquals(List.of(eventId), poll.eventIds(), "the event confirmed before the crash is still there");
     assertEquals(200, http.publish("t/a", new JsonObject().put("payload", 3)).status());
+  }
+
+  @Test
+  @DisplayName("a Redis that stops answering gives 503 within the Redis timeout, not a hang; answers resume with it")
+  void hungRedisTimesOut() {
+    assertEquals(200, http.publish("t/a", new JsonObject().put("payload", 1)).status());
+    redis.pause();
+    try {
+      long start = System.nanoTime();
+      Reply publish = http.publish("t/a", new JsonObject().put("payload", 2));
+      Reply metadata = http.metadata("outage");
+      long tookMs = (System.nanoTime() - start) / 1_000_000;
+      assertEquals(503, publish.status(), publish.body());
+      assertEquals(503, metadata.status(), metadata.body());
+      assertEquals("STORE_UNAVAILABLE", metadata.errorCode(), "a read that timed out changed nothing");
+      assertTrue(tookMs < 10_000, "answered within the timeouts (1 s each here), took " + tookMs + " ms");
+    } finally {
+      redis.resume();
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> http.publish("t/a", new JsonObject().put("payload", 3)).status() == 200);
+    assertEquals(200, http.metadata("outage").status());
+  }
+
+  @Test
+  @DisplayName("a connection that goes silent (dead network path) is replaced after a timeout, not waited on forever")
+  void silentConnectionReplaced() throws Exception {
+    try (FreezingProxy proxy = new FreezingProxy(Integer.parseInt(redis.url().replaceAll(".*:", "")));
+        TestNode proxied = TestNode.start(redis, new JsonObject().put("redis", new JsonObject().put("url", proxy.url())))) {
+      Http client = proxied.http();
+      assertEquals(200, client.publish("t/a", new JsonObject().put("payload", 1)).status());
+      proxy.freezeOpenConnections();
+      assertEquals(503, client.publish("t/a", new JsonObject().put("payload", 2)).status());
+      await().atMost(Duration.ofSeconds(20))
+          .until(() -> client.publish("t/a", new JsonObject().put("payload", 3)).status() == 200);
+    }
   }
 
   @Test

@@ -21,15 +21,17 @@ public final class TestNode implements AutoCloseable {
     return start(redis, new JsonObject());
   }
 
-  /** {@code config}: herald.json content; the port is always a free one and Redis the test's. */
+  /** {@code config}: herald.json content; the port is always a free one. */
   public static TestNode start(TestRedis redis, JsonObject config) {
     JsonObject tree = config.copy();
     tree.put("http", tree.getJsonObject("http", new JsonObject()).copy().put("port", 0).put("instances", 2));
-    tree.put("redis", tree.getJsonObject("redis", new JsonObject()).copy().put("url", redis.url()).put("timeoutMs", 1000));
+    // the test's Redis, unless the test points the node elsewhere (e.g. through a proxy)
+    String url = tree.getJsonObject("redis", new JsonObject()).getString("url", redis.url());
+    tree.put("redis", tree.getJsonObject("redis", new JsonObject()).copy().put("url", url).put("timeoutMs", 1000));
     tree.put("scheduler", tree.getJsonObject("scheduler", new JsonObject()).copy().put("tickMs", 10));
     Vertx vertx = Vertx.vertx();
     try {
-      HeraldNode node = HeraldNode.start(vertx, HeraldConfig.from(tree), redis.url()).await();
+      HeraldNode node = HeraldNode.start(vertx, HeraldConfig.from(tree), url).await();
       return new TestNode(vertx, node);
     } catch (RuntimeException e) {
       vertx.close().await();

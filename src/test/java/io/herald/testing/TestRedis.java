@@ -50,6 +50,30 @@ public final class TestRedis implements AutoCloseable {
     process.kill();
   }
 
+  /** SIGSTOP: Redis keeps its sockets open but answers nothing, as a hung server would. */
+  public void pause() {
+    signal("STOP");
+  }
+
+  /** SIGCONT after {@link #pause()}. */
+  public void resume() {
+    signal("CONT");
+  }
+
+  private void signal(String name) {
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.handle().pid())).start();
+      if (kill.waitFor() != 0) {
+        throw new IllegalStateException("kill -" + name + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** Starts it again on the same port and data directory. */
   public void restart() {
     process.start();

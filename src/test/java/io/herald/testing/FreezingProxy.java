@@ -1,0 +1,85 @@
+package io.herald.testing;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A TCP proxy to a local port whose open connections can be frozen: they stay open but carry
+ * nothing more, as behind a dead network path, while new connections work. Test code: one thread
+ * per direction per connection.
+ */
+public final class FreezingProxy implements AutoCloseable {
+  private final ServerSocket server;
+  private final int targetPort;
+  private final List<Link> links = new CopyOnWriteArrayList<>();
+
+  public FreezingProxy(int targetPort) {
+    this.targetPort = targetPort;
+    try {
+      server = new ServerSocket(0);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Thread acceptor = new Thread(this::accept, "freezing-proxy");
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  public String url() {
+    return "redis://127.0.0.1:" + server.getLocalPort();
+  }
+
+  /** From now on, every connection open at this moment carries nothing, in either direction. */
+  public void freezeOpenConnections() {
+    links.forEach(link -> link.frozen = true);
+  }
+
+  private void accept() {
+    while (!server.isClosed()) {
+      try {
+        Socket client = server.accept();
+        Socket target = new Socket("127.0.0.1", targetPort);
+        Link link = new Link();
+        links.add(link);
+        pump(link, client, target);
+        pump(link, target, client);
+      } catch (IOException e) {
+        return;
+      }
+    }
+  }
+
+  private static void pump(Link link, Socket from, Socket to) {
+    Thread thread = new Thread(() -> {
+      byte[] buffer = new byte[16384];
+      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+        int read;
+        while ((read = in.read(buffer)) >= 0) {
+          if (!link.frozen) {
+            out.write(buffer, 0, read);
+            out.flush();
+          }
+        }
+      } catch (IOException ignored) {
+        // one side closed: the pump ends
+      }
+    }, "freezing-proxy-pump");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  private static final class Link {
+    volatile boolean frozen;
+  }
+
+  @Override
+  public void close() throws IOException {
+    server.close();
+  }
+}
