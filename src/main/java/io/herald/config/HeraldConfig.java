@@ -28,7 +28,8 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
 
   /**
    * @param url       {@code redis://host:port}; null starts the embedded Redis
-   * @param poolSize  connections per HTTP verticle instance (1..1024, default 8)
+   * @param poolSize  connections of the node's shared pool (1..1024, default 8); each verticle
+   *                  also has one pipelined connection of its own
    * @param timeoutMs a Redis call that takes longer fails (100..60000, default 5000)
    * @param embedded  the embedded Redis, used when url is null
    */
