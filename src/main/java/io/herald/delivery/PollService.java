@@ -41,8 +41,9 @@ public final class PollService {
    * @param maxEvents most events wanted (further capped by the consumer's maxPollRecords)
    * @param waitMs    0: answer at once; else wait up to this long for at least one event
    * @param gone      completes when the client went away, ending the wait
+   * @return the protocol's batch, as JSON
    */
-  public Future<Batch> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone) {
+  public Future<Buffer> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone) {
     Poll poll = new Poll(consumer, Math.min(maxEvents, consumer.maxPollRecords()),
         System.nanoTime() + waitMs * 1_000_000);
     gone.onComplete(ignored -> poll.stop());
@@ -55,7 +56,7 @@ public final class PollService {
     private final ConsumerSettings consumer;
     private final int max;
     private final long giveUpAt;
-    private final Promise<Batch> answer = Promise.promise();
+    private final Promise<Buffer> answer = Promise.promise();
     private long timer = -1;
     private Runnable unpark = () -> {};
 
@@ -135,7 +136,8 @@ public final class PollService {
             "Could not schedule the deadline of consumer " + consumer + ": " + failure.getMessage()));
   }
 
-  private static Batch encode(Response reply, int handed, String batchAckId) {
+  /** The protocol's batch body, each event's members spliced in as Redis holds them. */
+  private static Buffer encode(Response reply, int handed, String batchAckId) {
     Buffer json = Buffer.buffer(256 + handed * 512);
     json.appendString("{\"batchAckId\":")
         .appendString(handed > 0 && batchAckId != null ? "\"" + batchAckId + "\"" : "null")
@@ -159,7 +161,7 @@ public final class PollService {
       json.appendString(",\"heldBack\":\"MAX_UNACKED\"");
     }
     json.appendString("}");
-    return new Batch(json, handed);
+    return json;
   }
 
   private static byte[] randomBytes() {

@@ -11,6 +11,7 @@ import io.herald.store.RedisStore;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
@@ -25,10 +26,16 @@ import java.util.function.Supplier;
 
 /**
  * The HTTP API: publish, poll, ack, consumer metadata, administration and health. Several instances
- * share the port; each owns its Redis pool and its parked long polls.
+ * share the port; each owns its Redis connection, its publish rounds and its parked long polls.
  */
 public final class HttpApiVerticle extends VerticleBase {
-  static final int MAX_ACK_IDS = 10_000;
+  /** Most ackIds in one ack request: a full batch. */
+  static final int MAX_ACK_IDS = 1000;
+  /**
+   * Most batchAckIds in one ack request: each may stand for 1,000 events, and one request is one
+   * script call, which holds Redis for as long as it runs.
+   */
+  static final int MAX_BATCH_ACK_IDS = 10;
   static final long MAX_WAIT_MS = 20_000;
 
   private final Supplier<RedisStore> stores;
@@ -79,7 +86,7 @@ public final class HttpApiVerticle extends VerticleBase {
         "Method " + ctx.request().method() + " is not allowed on " + ctx.request().path())));
 
     server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port)
-        .setCompressionSupported(false).setMaxFormAttributeSize(-1));
+        .setCompressionSupported(false));
     return server.requestHandler(router).listen();
   }
 
@@ -99,8 +106,8 @@ public final class HttpApiVerticle extends VerticleBase {
   }
 
   private void publish(RoutingContext ctx) {
-    Responses.reply(ctx, () -> publisher.publish(ctx.pathParam("topic"), ctx.body().buffer() == null
-        ? io.vertx.core.buffer.Buffer.buffer() : ctx.body().buffer()));
+    Buffer body = ctx.body().buffer();
+    Responses.reply(ctx, () -> publisher.publish(ctx.pathParam("topic"), body == null ? Buffer.buffer() : body));
   }
 
   private void poll(RoutingContext ctx) {
@@ -113,8 +120,7 @@ public final class HttpApiVerticle extends VerticleBase {
       ctx.response().closeHandler(v -> gone.tryComplete());
       return consumer(ctx).compose(consumer -> poller.poll(consumer,
               maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(),
-              waitMs == null ? 0 : waitMs, gone.future()))
-          .map(batch -> batch.json());
+              waitMs == null ? 0 : waitMs, gone.future()));
     });
   }
 
@@ -122,7 +128,7 @@ public final class HttpApiVerticle extends VerticleBase {
     Responses.reply(ctx, () -> {
       JsonObject body = Requests.object(ctx);
       JsonArray ackIds = Requests.strings(body, "ackIds", MAX_ACK_IDS);
-      JsonArray batchAckIds = Requests.strings(body, "batchAckIds", MAX_ACK_IDS);
+      JsonArray batchAckIds = Requests.strings(body, "batchAckIds", MAX_BATCH_ACK_IDS);
       Requests.onlyFields(body, "ackIds", "batchAckIds");
       if (ackIds.size() + batchAckIds.size() == 0) {
         throw ApiException.invalid("ackIds", "name at least one ackId or batchAckId");

@@ -31,6 +31,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private final long sweepMs;
   private RedisStore store;
   private boolean stopped;
+  private boolean failing;
   private long sweepTimer;
 
   public RedeliverySchedulerVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory,
@@ -68,8 +69,11 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
           return work(consumers).map(consumers.size());
         })
         .onComplete(done -> {
-          if (done.failed()) {
-            LOG.log(System.Logger.Level.WARNING, "Scheduler tick failed: " + done.cause().getMessage());
+          // said once when ticks start failing and once when they work again, not every tick
+          if (done.failed() != failing) {
+            failing = done.failed();
+            LOG.log(failing ? System.Logger.Level.WARNING : System.Logger.Level.INFO, failing
+                ? "Redelivery scheduler ticks fail: " + done.cause().getMessage() : "Redelivery scheduler ticks work again");
           }
           // a full batch means more is due: go on at once
           boolean more = done.succeeded() && done.result() == batchSize;

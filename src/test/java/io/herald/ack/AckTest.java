@@ -134,6 +134,13 @@ class AckTest extends GatewayTest {
     Reply wrongType = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject().put("ackIds", "x"));
     assertEquals(400, wrongType.status());
     assertEquals("ackIds", wrongType.json().getJsonObject("error").getJsonObject("details").getString("field"));
+    Reply tooMany = http().ack(consumer, java.util.Collections.nCopies(1001, "x").toArray(String[]::new));
+    assertEquals(400, tooMany.status());
+    assertEquals("ackIds", tooMany.json().getJsonObject("error").getJsonObject("details").getString("field"));
+    Reply tooManyBatches = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject()
+        .put("batchAckIds", new JsonArray(java.util.Collections.nCopies(11, "0".repeat(32)))));
+    assertEquals(400, tooManyBatches.status());
+    assertEquals(200, http().ack(consumer, java.util.Collections.nCopies(1000, "x").toArray(String[]::new)).status());
     Reply unknown = http().ack("no-such-consumer", "x");
     assertEquals(404, unknown.status());
     assertEquals("NOT_FOUND", unknown.errorCode());
