@@ -84,19 +84,22 @@ public final class PublishPollAckBenchmark {
     System.exit(0);
   }
 
-  private void awaitReady() throws InterruptedException {
-    long giveUpAt = System.nanoTime() + 60_000_000_000L;
-    while (System.nanoTime() < giveUpAt) {
-      try {
-        if (http.request(HttpMethod.GET, "/health/ready").compose(r -> r.send()).await().statusCode() == 200) {
-          return;
-        }
-      } catch (Exception notYet) {
-        // the node is still starting
+  private void awaitReady() {
+    Promise<Void> ready = Promise.promise();
+    checkReady(ready, System.nanoTime() + 60_000_000_000L);
+    ready.future().await();
+  }
+
+  private void checkReady(Promise<Void> ready, long giveUpAt) {
+    http.request(HttpMethod.GET, "/health/ready").compose(request -> request.send()).onComplete(done -> {
+      if (done.succeeded() && done.result().statusCode() == 200) {
+        ready.complete();
+      } else if (System.nanoTime() > giveUpAt) {
+        ready.fail("the gateway did not become ready");
+      } else {
+        vertx.setTimer(100, t -> checkReady(ready, giveUpAt));
       }
-      Thread.sleep(100);
-    }
-    throw new IllegalStateException("the gateway did not become ready");
+    });
   }
 
   private static int freePort() throws java.io.IOException {
