@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * This node's copy of every consumer's settings, loaded from Redis and refreshed when an admin
@@ -22,7 +23,8 @@ public final class ConsumerDirectory {
   private static final int MATCH_CACHE_SIZE = 10_000;
 
   private final RedisStore store;
-  private volatile Snapshot snapshot = new Snapshot(Map.of());
+  /** Replaced whole, by compare-and-set: reloads run on several event loops at once. */
+  private final AtomicReference<Snapshot> snapshot = new AtomicReference<>(new Snapshot(Map.of()));
 
   public ConsumerDirectory(RedisStore store) {
     this.store = store;
@@ -36,16 +38,16 @@ public final class ConsumerDirectory {
   }
 
   public ConsumerSettings get(String name) {
-    return snapshot.consumers().get(name);
+    return snapshot.get().consumers().get(name);
   }
 
   public Map<String, ConsumerSettings> all() {
-    return snapshot.consumers();
+    return snapshot.get().consumers();
   }
 
   /** The consumers whose patterns match {@code topic}. */
   public List<ConsumerSettings> matching(String topic) {
-    Snapshot current = snapshot;
+    Snapshot current = snapshot.get();
     List<ConsumerSettings> cached = current.matches().get(topic);
     if (cached != null) {
       return cached;
@@ -68,7 +70,7 @@ public final class ConsumerDirectory {
           consumers.put(name, settings);
         }
       }
-      snapshot = new Snapshot(consumers);
+      snapshot.set(new Snapshot(consumers));
       return null;
     });
   }
@@ -76,14 +78,16 @@ public final class ConsumerDirectory {
   /** Reloads one consumer after a change was announced. */
   public Future<Void> reload(String name) {
     return store.send(Request.cmd(Command.HGET).arg(Keys.CONSUMERS).arg(name)).map(reply -> {
-      Map<String, ConsumerSettings> consumers = new HashMap<>(snapshot.consumers());
       ConsumerSettings settings = reply == null ? null : decode(name, reply);
-      if (settings == null) {
-        consumers.remove(name);
-      } else {
-        consumers.put(name, settings);
-      }
-      snapshot = new Snapshot(consumers);
+      snapshot.updateAndGet(current -> {
+        Map<String, ConsumerSettings> consumers = new HashMap<>(current.consumers());
+        if (settings == null) {
+          consumers.remove(name);
+        } else {
+          consumers.put(name, settings);
+        }
+        return new Snapshot(consumers);
+      });
       return null;
     });
   }

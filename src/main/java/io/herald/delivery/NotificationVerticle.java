@@ -21,6 +21,8 @@ import java.util.function.Supplier;
 public final class NotificationVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(NotificationVerticle.class.getName());
   private static final long RETRY_MS = 500;
+  /** A full reload now and then, in case an announcement was lost on the way. */
+  private static final long FULL_RELOAD_MS = 30_000;
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
@@ -37,6 +39,8 @@ public final class NotificationVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     store = stores.get();
+    vertx.setPeriodic(FULL_RELOAD_MS, t -> directory.reload().onFailure(failure -> LOG.log(
+        System.Logger.Level.DEBUG, "Periodic consumer reload failed: " + failure.getMessage())));
     return subscribe();
   }
 
