@@ -140,6 +140,24 @@ class PollTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a long poll is answered when a missed deadline makes a delivery due again, not at the end of its wait")
+  void longPollWokenByRedelivery() {
+    String topic = unique("due");
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 5000)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
+    http().publish(topic, event("once"));
+    Reply first = nodeA.http().poll(consumer, max(1));
+    long deadline = first.events().getJsonObject(0).getLong("ackDeadline");
+    Reply again = nodeB.http().poll(consumer, new JsonObject().put("waitMs", 20_000));
+    assertEquals(first.eventIds(), again.eventIds());
+    JsonObject redelivered = again.events().getJsonObject(0);
+    assertEquals(2, redelivered.getInteger("deliveryCount"));
+    // handed out again soon after the old deadline (by Redis' clock), long before the 20 s wait ended
+    long lateMs = redelivered.getLong("ackDeadline") - 5000 - deadline;
+    assertTrue(lateMs >= 0 && lateMs < 3000, "redelivered " + lateMs + " ms after the deadline");
+  }
+
+  @Test
   @DisplayName("a long poll with nothing to hand out ends empty when its wait is over")
   void longPollEndsEmpty() {
     String consumer = consumer(new JsonObject(), unique("quiet"));
