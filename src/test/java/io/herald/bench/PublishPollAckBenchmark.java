@@ -80,6 +80,11 @@ public final class PublishPollAckBenchmark {
         herald.destroy();
         herald.waitFor();
       }
+    } finally {
+      // the AOF of a run is hundreds of MB
+      try (Stream<Path> files = Files.walk(dir)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+      }
     }
     System.exit(0);
   }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.stream.Stream;
 
 /**
@@ -14,9 +15,11 @@ import java.util.stream.Stream;
  */
 public final class TestRedis implements AutoCloseable {
   private final RedisProcess process;
+  private final Path dir;
 
-  private TestRedis(RedisProcess process) {
+  private TestRedis(RedisProcess process, Path dir) {
     this.process = process;
+    this.dir = dir;
   }
 
   public static TestRedis start() {
@@ -26,7 +29,7 @@ public final class TestRedis implements AutoCloseable {
   public static TestRedis start(String appendfsync) {
     try {
       Path dir = Files.createTempDirectory("herald-redis-");
-      return new TestRedis(RedisProcess.start(executable(), dir, 0, appendfsync));
+      return new TestRedis(RedisProcess.start(executable(), dir, 0, appendfsync), dir);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -79,8 +82,14 @@ public final class TestRedis implements AutoCloseable {
     process.start();
   }
 
+  /** Stops Redis and deletes its data directory. */
   @Override
   public void close() {
     process.close();
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }
