@@ -23,8 +23,10 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    * @param instances     HTTP verticle instances (1..64, default: the number of cores)
    * @param maxBodyBytes  largest request body (1 KiB .. 256 MiB, default 16 MiB)
    * @param maxEventBytes largest event, measured on its JSON (1 .. 64 MiB, default 1 MiB)
+   * @param maxFrameBytes largest WebSocket message; a larger one closes the socket with 1009
+   *                      (1 KiB .. 64 MiB, default 4 MiB)
    */
-  public record Http(int port, int instances, long maxBodyBytes, long maxEventBytes) {}
+  public record Http(int port, int instances, long maxBodyBytes, long maxEventBytes, long maxFrameBytes) {}
 
   /**
    * @param url       {@code redis://host:port}; null starts the embedded Redis
@@ -64,7 +66,8 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
         (int) http.integer("port", 8080, 0, 65535),
         (int) http.integer("instances", Runtime.getRuntime().availableProcessors(), 1, 64),
         http.integer("maxBodyBytes", 16L << 20, 1024, 256L << 20),
-        http.integer("maxEventBytes", 1L << 20, 1, 64L << 20));
+        http.integer("maxEventBytes", 1L << 20, 1, 64L << 20),
+        http.integer("maxFrameBytes", 4L << 20, 1024, 64L << 20));
     http.finish();
 
     SettingsReader redis = root.section("redis");

@@ -60,6 +60,12 @@ public final class ConsumerDirectory {
     return matched;
   }
 
+  /** The consumer's settings, or null if there is no such consumer; one this node has not heard of yet is looked up in Redis. */
+  public Future<ConsumerSettings> lookup(String name) {
+    ConsumerSettings known = get(name);
+    return known != null ? Future.succeededFuture(known) : reload(name).map(ignored -> get(name));
+  }
+
   /** Loads every consumer from Redis. */
   public Future<Void> reload() {
     return store.send(Request.cmd(Command.HGETALL).arg(Keys.CONSUMERS)).map(reply -> {

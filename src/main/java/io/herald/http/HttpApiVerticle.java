@@ -1,6 +1,7 @@
 package io.herald.http;
 
 import io.herald.Addresses;
+import io.herald.ack.Acks;
 import io.herald.admin.ConsumerRoutes;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
@@ -8,11 +9,11 @@ import io.herald.delivery.PollService;
 import io.herald.delivery.Waiters;
 import io.herald.publish.PublishService;
 import io.herald.store.RedisStore;
+import io.herald.ws.ConsumerSockets;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.JsonArray;
@@ -29,13 +30,6 @@ import java.util.function.Supplier;
  * share the port; each owns its Redis connection, its publish rounds and its parked long polls.
  */
 public final class HttpApiVerticle extends VerticleBase {
-  /** Most ackIds in one ack request: a full batch. */
-  static final int MAX_ACK_IDS = 1000;
-  /**
-   * Most batchAckIds in one ack request: each may stand for 1,000 events, and one request is one
-   * script call, which holds Redis for as long as it runs.
-   */
-  static final int MAX_BATCH_ACK_IDS = 10;
   static final long MAX_WAIT_MS = 20_000;
 
   private final Supplier<RedisStore> stores;
@@ -45,13 +39,16 @@ public final class HttpApiVerticle extends VerticleBase {
   private final long maxBodyBytes;
   private final long maxEventBytes;
   private final long redisTimeoutMs;
+  private final long maxFrameBytes;
   private RedisStore store;
   private PublishService publisher;
   private PollService poller;
+  private Acks acks;
+  private ConsumerSockets sockets;
   private HttpServer server;
 
   public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, String host,
-      int port, long maxBodyBytes, long maxEventBytes, long redisTimeoutMs) {
+      int port, long maxBodyBytes, long maxEventBytes, long maxFrameBytes, long redisTimeoutMs) {
     this.stores = stores;
     this.directory = directory;
     this.host = host;
@@ -59,6 +56,7 @@ public final class HttpApiVerticle extends VerticleBase {
     this.maxBodyBytes = maxBodyBytes;
     this.maxEventBytes = maxEventBytes;
     this.redisTimeoutMs = redisTimeoutMs;
+    this.maxFrameBytes = maxFrameBytes;
   }
 
   @Override
@@ -69,8 +67,18 @@ public final class HttpApiVerticle extends VerticleBase {
     vertx.setPeriodic(60_000, t -> waiters.forgetIdle());
     publisher = new PublishService(context, store, directory, maxEventBytes);
     poller = new PollService(vertx, store, waiters);
+    acks = new Acks(vertx, redisTimeoutMs);
+    sockets = new ConsumerSockets(poller, acks);
 
     Router router = Router.router(vertx);
+    // before the body handler: an upgrade request's connection becomes the socket
+    router.get("/v1/consumers/:consumer/ws").handler(ctx -> consumer(ctx).onComplete(found -> {
+      if (found.failed()) {
+        Responses.error(ctx, ApiException.from(found.cause(), false));
+      } else {
+        sockets.accept(ctx, found.result());
+      }
+    }));
     router.route().handler(BodyHandler.create(false).setBodyLimit(maxBodyBytes));
     router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);
@@ -86,7 +94,8 @@ public final class HttpApiVerticle extends VerticleBase {
         "Method " + ctx.request().method() + " is not allowed on " + ctx.request().path())));
 
     server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port)
-        .setCompressionSupported(false));
+        .setCompressionSupported(false)
+        .setMaxWebSocketFrameSize((int) maxFrameBytes).setMaxWebSocketMessageSize((int) maxFrameBytes));
     return server.requestHandler(router).listen();
   }
 
@@ -127,39 +136,18 @@ public final class HttpApiVerticle extends VerticleBase {
   private void ack(RoutingContext ctx) {
     Responses.reply(ctx, () -> {
       JsonObject body = Requests.object(ctx);
-      JsonArray ackIds = Requests.strings(body, "ackIds", MAX_ACK_IDS);
-      JsonArray batchAckIds = Requests.strings(body, "batchAckIds", MAX_BATCH_ACK_IDS);
+      JsonArray ackIds = Requests.strings(body, "ackIds", Acks.MAX_ACK_IDS);
+      JsonArray batchAckIds = Requests.strings(body, "batchAckIds", Acks.MAX_BATCH_ACK_IDS);
       Requests.onlyFields(body, "ackIds", "batchAckIds");
-      if (ackIds.size() + batchAckIds.size() == 0) {
-        throw ApiException.invalid("ackIds", "name at least one ackId or batchAckId");
-      }
-      JsonArray knownBatches = new JsonArray();
-      JsonArray malformedBatches = new JsonArray();
-      batchAckIds.forEach(id -> (Requests.isBatchAckId((String) id) ? knownBatches : malformedBatches).add(id));
-      JsonObject request = new JsonObject().put("ackIds", ackIds).put("batchAckIds", knownBatches);
-      return consumer(ctx).compose(consumer -> vertx.eventBus()
-          .<JsonObject>request(Addresses.ACKS, request.put("consumer", consumer.name()),
-              new DeliveryOptions().setSendTimeout(redisTimeoutMs * 2))
-          .map(reply -> {
-            JsonObject results = reply.body();
-            malformedBatches.forEach(id -> results.getJsonArray("results")
-                .add(new JsonObject().put("batchAckId", id).put("status", "UNKNOWN")));
-            return results;
-          }));
+      return consumer(ctx).compose(consumer -> acks.ack(consumer.name(), ackIds, batchAckIds));
     });
   }
 
-  /** The consumer named in the path; one this node has not heard of yet is looked up in Redis. */
+  /** The consumer named in the path. */
   private Future<ConsumerSettings> consumer(RoutingContext ctx) {
     String name = ctx.pathParam("consumer");
-    ConsumerSettings known = directory.get(name);
-    if (known != null) {
-      return Future.succeededFuture(known);
-    }
-    return directory.reload(name).compose(ignored -> {
-      ConsumerSettings found = directory.get(name);
-      return found != null ? Future.succeededFuture(found) : Future.failedFuture(ApiException.unknownConsumer(name));
-    });
+    return directory.lookup(name).compose(found -> found != null
+        ? Future.succeededFuture(found) : Future.failedFuture(ApiException.unknownConsumer(name)));
   }
 
   private static JsonObject queryParameters(RoutingContext ctx) {

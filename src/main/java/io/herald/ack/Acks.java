@@ -1,0 +1,49 @@
+package io.herald.ack;
+
+import io.herald.Addresses;
+import io.herald.http.ApiException;
+import io.herald.http.Requests;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+/** Sends acks to the node's ack tracker, for the HTTP API and the WebSocket gateway alike. */
+public final class Acks {
+  /** Most ackIds in one ack request: a full batch. */
+  public static final int MAX_ACK_IDS = 1000;
+  /**
+   * Most batchAckIds in one ack request: each may stand for 1,000 events, and one request is one
+   * script call, which holds Redis for as long as it runs.
+   */
+  public static final int MAX_BATCH_ACK_IDS = 10;
+
+  private final Vertx vertx;
+  private final DeliveryOptions options;
+
+  public Acks(Vertx vertx, long redisTimeoutMs) {
+    this.vertx = vertx;
+    this.options = new DeliveryOptions().setSendTimeout(redisTimeoutMs * 2);
+  }
+
+  /**
+   * Acks {@code ackIds} and the events of {@code batchAckIds} of {@code consumer}; the result is the
+   * protocol's {@code {"results":[...]}}. A malformed batchAckId is UNKNOWN without asking Redis.
+   */
+  public Future<JsonObject> ack(String consumer, JsonArray ackIds, JsonArray batchAckIds) {
+    if (ackIds.size() + batchAckIds.size() == 0) {
+      return Future.failedFuture(ApiException.invalid("ackIds", "name at least one ackId or batchAckId"));
+    }
+    JsonArray wellFormed = new JsonArray();
+    JsonArray malformed = new JsonArray();
+    batchAckIds.forEach(id -> (Requests.isBatchAckId((String) id) ? wellFormed : malformed).add(id));
+    JsonObject request = new JsonObject().put("consumer", consumer).put("ackIds", ackIds).put("batchAckIds", wellFormed);
+    return vertx.eventBus().<JsonObject>request(Addresses.ACKS, request, options).map(reply -> {
+      JsonObject results = reply.body();
+      malformed.forEach(id -> results.getJsonArray("results")
+          .add(new JsonObject().put("batchAckId", id).put("status", "UNKNOWN")));
+      return results;
+    });
+  }
+}

@@ -1,0 +1,152 @@
+package io.herald.ws;
+
+import io.herald.ack.Acks;
+import io.herald.consumer.ConsumerSettings;
+import io.herald.delivery.PollService;
+import io.herald.http.ApiException;
+import io.herald.http.ErrorCode;
+import io.herald.http.Requests;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+
+/**
+ * One consumer's WebSocket: text frames of one JSON object each, answered by type. A bad frame gets
+ * an error frame in the protocol's envelope and the socket stays usable.
+ */
+final class ConsumerSocket {
+  private static final short MESSAGE_TOO_BIG = 1009;
+  private static final List<String> NOT_YET = List.of("subscribe", "unsubscribe", "nack", "extend");
+
+  private final ServerWebSocket socket;
+  private final ConsumerSettings consumer;
+  private final PollService poller;
+  private final Acks acks;
+  private final Promise<Void> closed = Promise.promise();
+
+  ConsumerSocket(ServerWebSocket socket, ConsumerSettings consumer, PollService poller, Acks acks) {
+    this.socket = socket;
+    this.consumer = consumer;
+    this.poller = poller;
+    this.acks = acks;
+  }
+
+  void start() {
+    socket.closeHandler(v -> closed.tryComplete());
+    // Vert.x drops a message over maxWebSocketMessageSize and reports it here, leaving the socket
+    // open; the protocol closes it with 1009 (a single oversized frame Netty closes with 1009 itself)
+    socket.exceptionHandler(failure -> {
+      if (failure instanceof IllegalStateException) {
+        socket.close(MESSAGE_TOO_BIG, "Message Too Big");
+      }
+    });
+    socket.textMessageHandler(this::onText);
+    socket.binaryMessageHandler(binary -> sendError(null, ApiException.invalid("frame", "frames are JSON text")));
+  }
+
+  private void onText(String text) {
+    JsonObject message;
+    try {
+      message = new JsonObject(text);
+    } catch (DecodeException e) {
+      sendError(null, ApiException.invalid("frame", "must be one JSON object"));
+      return;
+    }
+    Object requestId = message.getValue("requestId");
+    Future<Buffer> answer;
+    try {
+      answer = answer(message, requestId);
+    } catch (RuntimeException e) {
+      answer = Future.failedFuture(e);
+    }
+    answer.onComplete(done -> {
+      if (done.succeeded()) {
+        send(done.result());
+      } else {
+        sendError(requestId, ApiException.from(done.cause(), true));
+      }
+    });
+  }
+
+  private Future<Buffer> answer(JsonObject message, Object requestId) {
+    Object op = message.getValue("op");
+    if (!(op instanceof String name)) {
+      throw ApiException.invalid("op", "must name an operation");
+    }
+    switch (name) {
+      case "ping" -> {
+        return Future.succeededFuture(frame("pong", requestId, null));
+      }
+      case "poll" -> {
+        only(message, "maxEvents");
+        Long maxEvents = Requests.integer(message, "maxEvents", 1, 1000);
+        return poller.poll(consumer, maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(), 0,
+                closed.future())
+            .map(batch -> frame("batch", requestId, batch));
+      }
+      case "ack" -> {
+        only(message, "ackIds", "batchAckId", "batchAckIds");
+        JsonArray batchAckIds = Requests.strings(message, "batchAckIds", Acks.MAX_BATCH_ACK_IDS).copy();
+        Object single = message.getValue("batchAckId");
+        if (single != null) {
+          if (!(single instanceof String id)) {
+            throw ApiException.invalid("batchAckId", "must be a string");
+          }
+          batchAckIds.add(id);
+        }
+        return acks.ack(consumer.name(), Requests.strings(message, "ackIds", Acks.MAX_ACK_IDS), batchAckIds)
+            .map(results -> frame("ackResult", requestId, results.toBuffer()));
+      }
+      default -> throw NOT_YET.contains(name)
+          ? new ApiException(ErrorCode.INVALID_REQUEST, "Operation '" + name + "' is not supported by this version yet",
+              new JsonObject().put("field", "op").put("op", name))
+          : ApiException.invalid("op", "unknown operation '" + name + "'");
+    }
+  }
+
+  /** Refuses fields other than {@code fields}, {@code op} and {@code requestId}. */
+  private static void only(JsonObject message, String... fields) {
+    String[] allowed = java.util.Arrays.copyOf(fields, fields.length + 2);
+    allowed[fields.length] = "op";
+    allowed[fields.length + 1] = "requestId";
+    Requests.onlyFields(message, allowed);
+  }
+
+  /** {@code {"type":..,"requestId":.., <the members of body>}}; body is a JSON object or null. */
+  private static Buffer frame(String type, Object requestId, Buffer body) {
+    Buffer frame = Buffer.buffer().appendString("{\"type\":\"").appendString(type).appendString("\"");
+    if (requestId != null) {
+      frame.appendString(",\"requestId\":").appendString(Json.encode(requestId));
+    }
+    if (body != null && body.length() > 2) {
+      frame.appendString(",").appendBuffer(body, 1, body.length() - 1);
+    } else {
+      frame.appendString("}");
+    }
+    return frame;
+  }
+
+  private void sendError(Object requestId, ApiException error) {
+    JsonObject frame = new JsonObject().put("type", "error").put("status", error.code().status())
+        .put("code", error.code().name()).put("message", error.getMessage());
+    if (error.details() != null) {
+      frame.put("details", error.details());
+    }
+    if (requestId != null) {
+      frame.put("requestId", requestId);
+    }
+    send(frame.toBuffer());
+  }
+
+  private void send(Buffer frame) {
+    if (!closed.future().isComplete()) {
+      socket.writeTextMessage(frame.toString());
+    }
+  }
+}

@@ -1,0 +1,73 @@
+package io.herald.testing;
+
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketConnectOptions;
+import io.vertx.core.json.JsonObject;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/** A WebSocket client as an outside user would have one: send JSON frames, read them in order. */
+public final class TestSocket implements AutoCloseable {
+  private static final Vertx VERTX = Vertx.vertx();
+  private final WebSocketClient client;
+  private final WebSocket socket;
+  private final BlockingQueue<JsonObject> received = new LinkedBlockingQueue<>();
+  private final Promise<Short> closeStatus = Promise.promise();
+
+  private TestSocket(WebSocketClient client, WebSocket socket) {
+    this.client = client;
+    this.socket = socket;
+    socket.textMessageHandler(text -> received.add(new JsonObject(text)));
+    socket.closeHandler(v -> closeStatus.tryComplete(socket.closeStatusCode()));
+  }
+
+  /** Connects to {@code path} on {@code port}; fails with the handshake's HTTP status if refused. */
+  public static TestSocket connect(int port, String path) {
+    WebSocketClient client = VERTX.createWebSocketClient();
+    try {
+      WebSocket socket = client.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port).setURI(path))
+          .await();
+      return new TestSocket(client, socket);
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
+    }
+  }
+
+  public void send(JsonObject frame) {
+    socket.writeTextMessage(frame.encode()).await();
+  }
+
+  public void sendText(String text) {
+    socket.writeTextMessage(text).await();
+  }
+
+  /** The next frame the server sent, waiting up to 10 s. */
+  public JsonObject next() {
+    try {
+      JsonObject frame = received.poll(10, TimeUnit.SECONDS);
+      if (frame == null) {
+        throw new AssertionError("no frame within 10 s");
+      }
+      return frame;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The close code the server's close frame carried (null: closed without one), waiting up to 10 s. */
+  public Short awaitClose() {
+    return closeStatus.future().timeout(10, TimeUnit.SECONDS).await();
+  }
+
+  @Override
+  public void close() {
+    socket.close();
+    client.close();
+  }
+}
