@@ -41,9 +41,9 @@ public final class PollService {
    * @param maxEvents most events wanted (further capped by the consumer's maxPollRecords)
    * @param waitMs    0: answer at once; else wait up to this long for at least one event
    * @param gone      completes when the client went away, ending the wait
-   * @return the protocol's batch, as JSON
+   * @return the batch handed out (empty when the wait ended with nothing)
    */
-  public Future<Buffer> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone) {
+  public Future<Batch> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone) {
     Poll poll = new Poll(consumer, Math.min(maxEvents, consumer.maxPollRecords()),
         System.nanoTime() + waitMs * 1_000_000);
     gone.onComplete(ignored -> poll.stop());
@@ -56,7 +56,7 @@ public final class PollService {
     private final ConsumerSettings consumer;
     private final int max;
     private final long giveUpAt;
-    private final Promise<Buffer> answer = Promise.promise();
+    private final Promise<Batch> answer = Promise.promise();
     private long timer = -1;
     private Runnable unpark = () -> {};
 
@@ -137,7 +137,8 @@ public final class PollService {
   }
 
   /** The protocol's batch body, each event's members spliced in as Redis holds them. */
-  private static Buffer encode(Response reply, int handed, String batchAckId) {
+  private static Batch encode(Response reply, int handed, String batchAckId) {
+    List<String> ackIds = new ArrayList<>(handed);
     Buffer json = Buffer.buffer(256 + handed * 512);
     json.appendString("{\"batchAckId\":")
         .appendString(handed > 0 && batchAckId != null ? "\"" + batchAckId + "\"" : "null")
@@ -147,6 +148,7 @@ public final class PollService {
       String ackId = reply.get(at).toString();
       json.appendString(i == 0 ? "{" : ",{");
       if (!ackId.isEmpty()) {
+        ackIds.add(ackId);
         json.appendString("\"ackId\":\"").appendString(ackId).appendString("\",");
       }
       json.appendBuffer(reply.get(at + 1).toBuffer())
@@ -161,7 +163,7 @@ public final class PollService {
       json.appendString(",\"heldBack\":\"MAX_UNACKED\"");
     }
     json.appendString("}");
-    return json;
+    return new Batch(json, handed, ackIds);
   }
 
   private static byte[] randomBytes() {

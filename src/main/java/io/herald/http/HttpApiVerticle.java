@@ -5,6 +5,7 @@ import io.herald.ack.Acks;
 import io.herald.admin.ConsumerRoutes;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
+import io.herald.delivery.Batch;
 import io.herald.delivery.PollService;
 import io.herald.delivery.Waiters;
 import io.herald.publish.PublishService;
@@ -68,7 +69,7 @@ public final class HttpApiVerticle extends VerticleBase {
     publisher = new PublishService(context, store, directory, maxEventBytes);
     poller = new PollService(vertx, store, waiters);
     acks = new Acks(vertx, redisTimeoutMs);
-    sockets = new ConsumerSockets(poller, acks);
+    sockets = new ConsumerSockets(vertx, poller, acks);
 
     Router router = Router.router(vertx);
     // before the body handler: an upgrade request's connection becomes the socket
@@ -129,7 +130,8 @@ public final class HttpApiVerticle extends VerticleBase {
       ctx.response().closeHandler(v -> gone.tryComplete());
       return consumer(ctx).compose(consumer -> poller.poll(consumer,
               maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(),
-              waitMs == null ? 0 : waitMs, gone.future()));
+              waitMs == null ? 0 : waitMs, gone.future()))
+          .map(Batch::json);
     });
   }
 

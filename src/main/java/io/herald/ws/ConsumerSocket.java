@@ -8,6 +8,7 @@ import io.herald.http.ErrorCode;
 import io.herald.http.Requests;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.DecodeException;
@@ -22,23 +23,31 @@ import java.util.List;
  */
 final class ConsumerSocket {
   private static final short MESSAGE_TOO_BIG = 1009;
-  private static final List<String> NOT_YET = List.of("subscribe", "unsubscribe", "nack", "extend");
+  private static final List<String> NOT_YET = List.of("nack", "extend");
 
   private final ServerWebSocket socket;
   private final ConsumerSettings consumer;
   private final PollService poller;
   private final Acks acks;
   private final Promise<Void> closed = Promise.promise();
+  private final PushStream push;
 
-  ConsumerSocket(ServerWebSocket socket, ConsumerSettings consumer, PollService poller, Acks acks) {
+  ConsumerSocket(Vertx vertx, ServerWebSocket socket, ConsumerSettings consumer, PollService poller, Acks acks) {
     this.socket = socket;
     this.consumer = consumer;
     this.poller = poller;
     this.acks = acks;
+    this.push = new PushStream(vertx, consumer, poller, batch -> send(frame("batch", null, batch)),
+        () -> !socket.writeQueueFull());
   }
 
   void start() {
-    socket.closeHandler(v -> closed.tryComplete());
+    socket.closeHandler(v -> {
+      closed.tryComplete();
+      push.stop();
+    });
+    // a reader that stops reading: push pauses while the write queue is full, resumes on drain
+    socket.drainHandler(v -> push.drained());
     // Vert.x drops a message over maxWebSocketMessageSize and reports it here, leaving the socket
     // open; the protocol closes it with 1009 (a single oversized frame Netty closes with 1009 itself)
     socket.exceptionHandler(failure -> {
@@ -88,7 +97,22 @@ final class ConsumerSocket {
         Long maxEvents = Requests.integer(message, "maxEvents", 1, 1000);
         return poller.poll(consumer, maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(), 0,
                 closed.future())
-            .map(batch -> frame("batch", requestId, batch));
+            .map(batch -> frame("batch", requestId, batch.json()));
+      }
+      case "subscribe" -> {
+        only(message, "window");
+        Long window = Requests.integer(message, "window", 1, consumer.maxUnacked());
+        if (window == null) {
+          throw ApiException.invalid("window", "is required: 1.." + consumer.maxUnacked());
+        }
+        push.start(window.intValue());
+        return Future.succeededFuture(frame("subscribed", requestId,
+            new JsonObject().put("window", window).toBuffer()));
+      }
+      case "unsubscribe" -> {
+        only(message);
+        push.stop();
+        return Future.succeededFuture(frame("unsubscribed", requestId, null));
       }
       case "ack" -> {
         only(message, "ackIds", "batchAckId", "batchAckIds");
@@ -101,7 +125,10 @@ final class ConsumerSocket {
           batchAckIds.add(id);
         }
         return acks.ack(consumer.name(), Requests.strings(message, "ackIds", Acks.MAX_ACK_IDS), batchAckIds)
-            .map(results -> frame("ackResult", requestId, results.toBuffer()));
+            .map(results -> {
+              push.settled(results.getJsonArray("results"));
+              return frame("ackResult", requestId, results.toBuffer());
+            });
       }
       default -> throw NOT_YET.contains(name)
           ? new ApiException(ErrorCode.INVALID_REQUEST, "Operation '" + name + "' is not supported by this version yet",

@@ -6,6 +6,7 @@ import io.herald.delivery.PollService;
 import io.herald.http.ApiException;
 import io.herald.http.ErrorCode;
 import io.herald.http.Responses;
+import io.vertx.core.Vertx;
 import io.vertx.ext.web.RoutingContext;
 
 /**
@@ -14,10 +15,12 @@ import io.vertx.ext.web.RoutingContext;
  * listening on it, whatever their paths; the sockets use the same poll and ack paths as HTTP.
  */
 public final class ConsumerSockets {
+  private final Vertx vertx;
   private final PollService poller;
   private final Acks acks;
 
-  public ConsumerSockets(PollService poller, Acks acks) {
+  public ConsumerSockets(Vertx vertx, PollService poller, Acks acks) {
+    this.vertx = vertx;
     this.poller = poller;
     this.acks = acks;
   }
@@ -29,7 +32,7 @@ public final class ConsumerSockets {
       return;
     }
     ctx.request().toWebSocket()
-        .onSuccess(socket -> new ConsumerSocket(socket, consumer, poller, acks).start())
+        .onSuccess(socket -> new ConsumerSocket(vertx, socket, consumer, poller, acks).start())
         .onFailure(failure -> Responses.error(ctx, ApiException.invalid("upgrade", String.valueOf(failure.getMessage()))));
   }
 }

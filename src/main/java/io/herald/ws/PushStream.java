@@ -1,0 +1,116 @@
+package io.herald.ws;
+
+import io.herald.consumer.ConsumerSettings;
+import io.herald.delivery.Batch;
+import io.herald.delivery.PollService;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * Push mode of one socket: keeps at most {@code window} of its deliveries unacked, fetching with
+ * long polls (woken by publishes and due deliveries on any node) while the window has room and the
+ * socket's write queue is not full. A delivery leaves the window when it is acked over this socket
+ * or when its deadline passes (it is then stale, and no longer this connection's). Event-loop
+ * confined.
+ */
+final class PushStream {
+  /** Longest a fetch stays parked before it asks again. */
+  static final long FETCH_WAIT_MS = 20_000;
+
+  private final Vertx vertx;
+  private final ConsumerSettings consumer;
+  private final PollService poller;
+  private final Consumer<Buffer> push;
+  private final java.util.function.BooleanSupplier writable;
+  private final Set<String> outstanding = new HashSet<>();
+  private int window;
+  private boolean fetching;
+  private Promise<Void> stopped = Promise.promise();
+
+  PushStream(Vertx vertx, ConsumerSettings consumer, PollService poller, Consumer<Buffer> push,
+      java.util.function.BooleanSupplier writable) {
+    this.vertx = vertx;
+    this.consumer = consumer;
+    this.poller = poller;
+    this.push = push;
+    this.writable = writable;
+  }
+
+  boolean active() {
+    return window > 0;
+  }
+
+  void start(int window) {
+    if (stopped.future().isComplete()) {
+      stopped = Promise.promise();
+    }
+    this.window = window;
+    fetch();
+  }
+
+  void stop() {
+    window = 0;
+    stopped.tryComplete();
+  }
+
+  /** Deliveries of this socket that were acked (whatever the outcome) leave the window. */
+  void settled(JsonArray results) {
+    boolean freed = false;
+    for (Object row : results) {
+      String ackId = ((JsonObject) row).getString("ackId");
+      freed |= ackId != null && outstanding.remove(ackId);
+    }
+    if (freed) {
+      fetch();
+    }
+  }
+
+  /** Call when the socket's write queue drained. */
+  void drained() {
+    fetch();
+  }
+
+  private void fetch() {
+    int room = window - outstanding.size();
+    if (fetching || room <= 0 || !writable.getAsBoolean() || stopped.future().isComplete()) {
+      return;
+    }
+    fetching = true;
+    poller.poll(consumer, Math.min(room, consumer.maxPollRecords()), FETCH_WAIT_MS, stopped.future())
+        .onComplete(done -> {
+          fetching = false;
+          if (done.succeeded()) {
+            deliver(done.result());
+            fetch();
+          } else if (!stopped.future().isComplete()) {
+            // Redis trouble: try again a little later rather than spin
+            vertx.setTimer(500, t -> fetch());
+          }
+        });
+  }
+
+  private void deliver(Batch batch) {
+    if (batch.size() == 0) {
+      return;
+    }
+    List<String> ackIds = batch.ackIds();
+    if (!ackIds.isEmpty()) {
+      outstanding.addAll(ackIds);
+      // the deadline is ackTimeoutMs after the hand-out by Redis' clock; measured here from now,
+      // the window reopens a little after it, never before
+      vertx.setTimer(consumer.ackTimeoutMs(), t -> {
+        if (outstanding.removeAll(ackIds)) {
+          fetch();
+        }
+      });
+    }
+    push.accept(batch.json());
+  }
+}

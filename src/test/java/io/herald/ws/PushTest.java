@@ -1,0 +1,120 @@
+package io.herald.ws;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.herald.testing.GatewayTest;
+import io.herald.testing.TestNode;
+import io.herald.testing.TestSocket;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class PushTest extends GatewayTest {
+
+  private static TestSocket open(TestNode node, String consumer) {
+    int port = Integer.parseInt(node.http().base().replaceAll(".*:", ""));
+    return TestSocket.connect(port, "/v1/consumers/" + consumer + "/ws");
+  }
+
+  private static void subscribe(TestSocket socket, int window) {
+    socket.send(new JsonObject().put("op", "subscribe").put("window", window).put("requestId", "s"));
+    JsonObject subscribed = socket.next();
+    assertEquals("subscribed", subscribed.getString("type"), subscribed.encode());
+  }
+
+  /** Reads pushed batches until {@code count} events came; returns them. */
+  private static List<JsonObject> pushed(TestSocket socket, int count) {
+    List<JsonObject> events = new ArrayList<>();
+    while (events.size() < count) {
+      JsonObject frame = socket.next();
+      assertEquals("batch", frame.getString("type"), frame.encode());
+      frame.getJsonArray("events").forEach(e -> events.add((JsonObject) e));
+    }
+    assertEquals(count, events.size());
+    return events;
+  }
+
+  @Test
+  @DisplayName("push keeps at most window deliveries of the socket unacked; an ack over the socket opens it again")
+  void windowHoldsUntilAck() {
+    String topic = unique("window");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2, 3, 4, 5));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      subscribe(socket, 2);
+      List<JsonObject> first = pushed(socket, 2);
+      socket.send(new JsonObject().put("op", "ping"));
+      assertEquals("pong", socket.next().getString("type"), "nothing pushed beyond the window");
+      JsonObject metadata = http().metadata(consumer).json();
+      assertEquals(2, metadata.getLong("unacked"));
+      assertEquals(3, metadata.getLong("backlog"));
+
+      socket.send(new JsonObject().put("op", "ack").put("ackIds", new JsonArray().add(first.get(0).getString("ackId"))));
+      assertEquals("ackResult", socket.next().getString("type"));
+      assertEquals(3, pushed(socket, 1).get(0).getInteger("payload"));
+    }
+  }
+
+  @Test
+  @DisplayName("an event published through another node reaches a subscribed socket without a poll")
+  void pushAcrossNodes() {
+    String topic = unique("across");
+    String consumer = consumer(new JsonObject(), topic);
+    try (TestSocket socket = open(nodeA, consumer)) {
+      subscribe(socket, 10);
+      String eventId = nodeB.http().publish(topic, event("hi")).results().getJsonObject(0).getString("eventId");
+      assertEquals(eventId, pushed(socket, 1).get(0).getString("eventId"));
+    }
+  }
+
+  @Test
+  @DisplayName("a pushed delivery not acked by its deadline is pushed again, with deliveryCount 2")
+  void stalePushedAgain() {
+    String topic = unique("stalepush");
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 5000)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
+    http().publish(topic, event("again"));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      subscribe(socket, 1);
+      JsonObject first = pushed(socket, 1).get(0);
+      JsonObject again = pushed(socket, 1).get(0);
+      assertEquals(first.getString("eventId"), again.getString("eventId"));
+      assertEquals(2, again.getInteger("deliveryCount"));
+    }
+  }
+
+  @Test
+  @DisplayName("after unsubscribe nothing is pushed; polls still work")
+  void unsubscribeStops() {
+    String topic = unique("unsub");
+    String consumer = consumer(new JsonObject(), topic);
+    try (TestSocket socket = open(nodeA, consumer)) {
+      subscribe(socket, 10);
+      socket.send(new JsonObject().put("op", "unsubscribe"));
+      assertEquals("unsubscribed", socket.next().getString("type"));
+      http().publish(topic, event(1));
+      socket.send(new JsonObject().put("op", "ping"));
+      assertEquals("pong", socket.next().getString("type"));
+      assertEquals(1, http().metadata(consumer).json().getLong("backlog"));
+      socket.send(new JsonObject().put("op", "poll"));
+      assertEquals(1, socket.next().getJsonArray("events").size());
+    }
+  }
+
+  @Test
+  @DisplayName("subscribe needs a window within 1..maxUnacked")
+  void windowValidated() {
+    String consumer = consumer(new JsonObject().put("maxUnacked", 5), unique("badwindow"));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      socket.send(new JsonObject().put("op", "subscribe").put("window", 6));
+      JsonObject error = socket.next();
+      assertEquals("error", error.getString("type"));
+      assertEquals("window", error.getJsonObject("details").getString("field"));
+    }
+  }
+}
