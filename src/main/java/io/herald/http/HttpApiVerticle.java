@@ -10,7 +10,7 @@ import io.herald.delivery.PollService;
 import io.herald.delivery.Waiters;
 import io.herald.publish.PublishService;
 import io.herald.store.RedisStore;
-import io.herald.ws.ConsumerSockets;
+import io.herald.ws.WebSocketGateway;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -45,7 +45,7 @@ public final class HttpApiVerticle extends VerticleBase {
   private PublishService publisher;
   private PollService poller;
   private Acks acks;
-  private ConsumerSockets sockets;
+  private WebSocketGateway sockets;
   private HttpServer server;
 
   public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, String host,
@@ -69,7 +69,7 @@ public final class HttpApiVerticle extends VerticleBase {
     publisher = new PublishService(context, store, directory, maxEventBytes);
     poller = new PollService(vertx, store, waiters);
     acks = new Acks(vertx, redisTimeoutMs);
-    sockets = new ConsumerSockets(vertx, poller, acks);
+    sockets = new WebSocketGateway(vertx, poller, acks, publisher);
 
     Router router = Router.router(vertx);
     // before the body handler: an upgrade request's connection becomes the socket
@@ -77,9 +77,10 @@ public final class HttpApiVerticle extends VerticleBase {
       if (found.failed()) {
         Responses.error(ctx, ApiException.from(found.cause(), false));
       } else {
-        sockets.accept(ctx, found.result());
+        sockets.acceptConsumer(ctx, found.result());
       }
     }));
+    router.get("/v1/ws/publish").handler(sockets::acceptPublisher);
     router.route().handler(BodyHandler.create(false).setBodyLimit(maxBodyBytes));
     router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);

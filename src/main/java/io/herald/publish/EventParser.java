@@ -10,8 +10,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Reads a publish body, one event or {@code {"events":[...]}}, with a streaming parser, so that each
@@ -26,16 +28,29 @@ final class EventParser {
 
   private final byte[] body;
   private final JsonParser parser;
+  private final Set<String> envelopeFields;
+  private final Map<String, Object> envelope = new HashMap<>();
 
-  private EventParser(byte[] body) throws IOException {
+  private EventParser(byte[] body, Set<String> envelopeFields) throws IOException {
     this.body = body;
     this.parser = JSON.createParser(body);
+    this.envelopeFields = envelopeFields;
   }
 
   static List<PublishedEvent> parse(Buffer body) {
+    return parse(body, Set.of()).events();
+  }
+
+  /**
+   * Parses a body that may also carry {@code envelopeFields} at its top level (scalars, e.g. the
+   * {@code op}, {@code topic} and {@code requestId} of a WebSocket frame) besides the events.
+   */
+  static PublishRequest parse(Buffer body, Set<String> envelopeFields) {
     byte[] bytes = body.getBytes();
     try {
-      return new EventParser(bytes).request();
+      EventParser parser = new EventParser(bytes, envelopeFields);
+      List<PublishedEvent> events = parser.request();
+      return new PublishRequest(parser.envelope, events);
     } catch (JsonProcessingException e) {
       throw ApiException.invalid("body", "malformed JSON: " + e.getOriginalMessage());
     } catch (IOException e) {
@@ -55,6 +70,8 @@ final class EventParser {
       parser.nextToken();
       if (field.equals("events")) {
         batch = events();
+      } else if (envelopeFields.contains(field)) {
+        envelope.put(field, scalar(field));
       } else {
         single.read(field);
       }
@@ -70,6 +87,16 @@ final class EventParser {
       return batch;
     }
     return List.of(single.build(end - start));
+  }
+
+  private Object scalar(String field) throws IOException {
+    return switch (parser.currentToken()) {
+      case VALUE_STRING -> parser.getText();
+      case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> parser.getNumberValue();
+      case VALUE_TRUE, VALUE_FALSE -> parser.getBooleanValue();
+      case VALUE_NULL -> null;
+      default -> throw ApiException.invalid(field, "must be a string or a number");
+    };
   }
 
   private List<PublishedEvent> events() throws IOException {

@@ -49,15 +49,29 @@ public final class PublishService {
 
   /** Publishes a request body to {@code topic}; the result is the protocol's {@code results} body. */
   public Future<JsonObject> publish(String topic, Buffer body) {
+    checkTopic(topic);
+    return publish(topic, EventParser.parse(body));
+  }
+
+  /** Publishes parsed events (e.g. of a WebSocket frame) to {@code topic}. */
+  public Future<JsonObject> publish(String topic, PublishRequest request) {
+    checkTopic(topic);
+    return publish(topic, request.events());
+  }
+
+  private static void checkTopic(String topic) {
     if (TopicName.isSystem(topic)) {
-      return Future.failedFuture(new ApiException(ErrorCode.PUBLISH_ACL_DENIED,
-          "Topics under $sys/ are the gateway's own", new JsonObject().put("topic", topic)));
+      throw new ApiException(ErrorCode.PUBLISH_ACL_DENIED, "Topics under $sys/ are the gateway's own",
+          new JsonObject().put("topic", topic));
     }
     String problem = TopicName.problem(topic);
     if (problem != null) {
-      return Future.failedFuture(ApiException.invalid("topic", problem));
+      throw ApiException.invalid("topic", problem);
     }
-    Publish publish = new Publish(topic, EventParser.parse(body), consumers.matching(topic));
+  }
+
+  private Future<JsonObject> publish(String topic, List<PublishedEvent> events) {
+    Publish publish = new Publish(topic, events, consumers.matching(topic));
     if (publish.accepted == 0) {
       publish.assign(0, 0, new LinkedHashMap<>());
       publish.promise.complete(publish.confirmed(0));

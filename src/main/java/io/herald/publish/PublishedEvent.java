@@ -9,4 +9,4 @@ import java.util.Map;
  * @param payload the payload's JSON exactly as it arrived, never re-encoded
  * @param size    bytes of the event's JSON, what the size limit is measured on
  */
-record PublishedEvent(Buffer payload, String key, Map<String, String> headers, String correlationId, int size) {}
+public record PublishedEvent(Buffer payload, String key, Map<String, String> headers, String correlationId, int size) {}

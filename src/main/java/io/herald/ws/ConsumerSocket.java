@@ -12,7 +12,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
@@ -22,7 +21,7 @@ import java.util.List;
  * an error frame in the protocol's envelope and the socket stays usable.
  */
 final class ConsumerSocket {
-  private static final short MESSAGE_TOO_BIG = 1009;
+  static final short MESSAGE_TOO_BIG = 1009;
   private static final List<String> NOT_YET = List.of("nack", "extend");
 
   private final ServerWebSocket socket;
@@ -145,35 +144,15 @@ final class ConsumerSocket {
     Requests.onlyFields(message, allowed);
   }
 
-  /** {@code {"type":..,"requestId":.., <the members of body>}}; body is a JSON object or null. */
   private static Buffer frame(String type, Object requestId, Buffer body) {
-    Buffer frame = Buffer.buffer().appendString("{\"type\":\"").appendString(type).appendString("\"");
-    if (requestId != null) {
-      frame.appendString(",\"requestId\":").appendString(Json.encode(requestId));
-    }
-    if (body != null && body.length() > 2) {
-      frame.appendString(",").appendBuffer(body, 1, body.length() - 1);
-    } else {
-      frame.appendString("}");
-    }
-    return frame;
+    return Frames.frame(type, requestId, body);
   }
 
   private void sendError(Object requestId, ApiException error) {
-    JsonObject frame = new JsonObject().put("type", "error").put("status", error.code().status())
-        .put("code", error.code().name()).put("message", error.getMessage());
-    if (error.details() != null) {
-      frame.put("details", error.details());
-    }
-    if (requestId != null) {
-      frame.put("requestId", requestId);
-    }
-    send(frame.toBuffer());
+    Frames.sendError(socket, requestId, error);
   }
 
   private void send(Buffer frame) {
-    if (!closed.future().isComplete()) {
-      socket.writeTextMessage(frame.toString());
-    }
+    Frames.send(socket, frame);
   }
 }

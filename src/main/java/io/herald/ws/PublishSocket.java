@@ -1,0 +1,92 @@
+package io.herald.ws;
+
+import io.herald.http.ApiException;
+import io.herald.publish.PublishRequest;
+import io.herald.publish.PublishService;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.json.JsonObject;
+import java.util.Set;
+
+/**
+ * A publishing socket ({@code GET /v1/ws/publish}): {@code {"op":"publish","topic":..,"events":[..]}}
+ * frames, each answered by a {@code publishResult} once stored, in any order. Many may be in flight;
+ * past {@link #MAX_IN_FLIGHT} the socket stops reading until answers go out, so a fast publisher
+ * cannot make the node queue without bound.
+ */
+final class PublishSocket {
+  static final int MAX_IN_FLIGHT = 256;
+  private static final Set<String> ENVELOPE = Set.of("op", "topic", "requestId");
+
+  private final ServerWebSocket socket;
+  private final PublishService publisher;
+  private int inFlight;
+  private boolean closed;
+
+  PublishSocket(ServerWebSocket socket, PublishService publisher) {
+    this.socket = socket;
+    this.publisher = publisher;
+  }
+
+  void start() {
+    socket.closeHandler(v -> closed = true);
+    socket.exceptionHandler(failure -> {
+      if (failure instanceof IllegalStateException) {
+        socket.close(ConsumerSocket.MESSAGE_TOO_BIG, "Message Too Big");
+      }
+    });
+    socket.textMessageHandler(text -> onFrame(Buffer.buffer(text)));
+    socket.binaryMessageHandler(binary -> Frames.sendError(socket, null, ApiException.invalid("frame", "frames are JSON text")));
+  }
+
+  private void onFrame(Buffer frame) {
+    PublishRequest request;
+    try {
+      request = PublishRequest.parse(frame, ENVELOPE);
+    } catch (ApiException e) {
+      Frames.sendError(socket, requestIdOf(frame), e);
+      return;
+    }
+    Object requestId = request.envelope("requestId");
+    Object op = request.envelope("op");
+    Object topic = request.envelope("topic");
+    Future<JsonObject> answer;
+    try {
+      if (!"publish".equals(op)) {
+        throw ApiException.invalid("op", "a publishing socket takes only {\"op\":\"publish\"}");
+      }
+      if (!(topic instanceof String name)) {
+        throw ApiException.invalid("topic", "is required");
+      }
+      answer = publisher.publish(name, request);
+    } catch (RuntimeException e) {
+      answer = Future.failedFuture(e);
+    }
+    if (++inFlight == MAX_IN_FLIGHT) {
+      socket.pause();
+    }
+    answer.onComplete(done -> {
+      if (inFlight-- == MAX_IN_FLIGHT) {
+        socket.resume();
+      }
+      if (closed) {
+        return;
+      }
+      if (done.succeeded()) {
+        Frames.send(socket, Frames.frame("publishResult", requestId, done.result().toBuffer()));
+      } else {
+        Frames.sendError(socket, requestId, ApiException.from(done.cause(), true));
+      }
+    });
+  }
+
+  /** The requestId of a frame that failed to parse as a publish request, if it is JSON at all. */
+  private static Object requestIdOf(Buffer frame) {
+    try {
+      return new JsonObject(frame).getValue("requestId");
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,53 @@
+package io.herald.ws;
+
+import io.herald.ack.Acks;
+import io.herald.consumer.ConsumerSettings;
+import io.herald.delivery.PollService;
+import io.herald.http.ApiException;
+import io.herald.http.ErrorCode;
+import io.herald.http.Responses;
+import io.herald.publish.PublishService;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * The WebSocket gateway: consumer sockets ({@code GET /v1/consumers/{consumer}/ws}) and publishing
+ * sockets ({@code GET /v1/ws/publish}). It lives in the HTTP verticle's server because Vert.x
+ * spreads the connections of one port over every server listening on it, whatever their paths; the
+ * sockets use the same publish, poll and ack paths as HTTP.
+ */
+public final class WebSocketGateway {
+  private final Vertx vertx;
+  private final PollService poller;
+  private final Acks acks;
+  private final PublishService publisher;
+
+  public WebSocketGateway(Vertx vertx, PollService poller, Acks acks, PublishService publisher) {
+    this.vertx = vertx;
+    this.poller = poller;
+    this.acks = acks;
+    this.publisher = publisher;
+  }
+
+  /** Upgrades the request to a socket of {@code consumer}, checked before the handshake completes. */
+  public void acceptConsumer(RoutingContext ctx, ConsumerSettings consumer) {
+    upgrade(ctx).onSuccess(socket -> new ConsumerSocket(vertx, socket, consumer, poller, acks).start());
+  }
+
+  /** Upgrades the request to a publishing socket. */
+  public void acceptPublisher(RoutingContext ctx) {
+    upgrade(ctx).onSuccess(socket -> new PublishSocket(socket, publisher).start());
+  }
+
+  private static Future<ServerWebSocket> upgrade(RoutingContext ctx) {
+    if (!ctx.request().canUpgradeToWebSocket()) {
+      ApiException notUpgrade = new ApiException(ErrorCode.INVALID_REQUEST, "This route only upgrades to a WebSocket");
+      Responses.error(ctx, notUpgrade);
+      return Future.failedFuture(notUpgrade);
+    }
+    return ctx.request().toWebSocket()
+        .onFailure(failure -> Responses.error(ctx, ApiException.invalid("upgrade", String.valueOf(failure.getMessage()))));
+  }
+}
