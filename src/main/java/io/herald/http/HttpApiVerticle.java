@@ -103,7 +103,9 @@ public final class HttpApiVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    return server.close().eventually(store::close);
+    // sockets first, with 1001, so clients know to reconnect elsewhere; unacked deliveries come
+    // back at their deadlines, acks already answered are stored
+    return sockets.closeAll().eventually(server::close).eventually(store::close);
   }
 
   private void ready(RoutingContext ctx) {

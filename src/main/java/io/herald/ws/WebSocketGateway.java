@@ -11,6 +11,10 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.ext.web.RoutingContext;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * The WebSocket gateway: consumer sockets ({@code GET /v1/consumers/{consumer}/ws}) and publishing
@@ -19,10 +23,12 @@ import io.vertx.ext.web.RoutingContext;
  * sockets use the same publish, poll and ack paths as HTTP.
  */
 public final class WebSocketGateway {
+  private static final short GOING_AWAY = 1001;
   private final Vertx vertx;
   private final PollService poller;
   private final Acks acks;
   private final PublishService publisher;
+  private final Set<ServerWebSocket> open = new HashSet<>();
 
   public WebSocketGateway(Vertx vertx, PollService poller, Acks acks, PublishService publisher) {
     this.vertx = vertx;
@@ -41,13 +47,26 @@ public final class WebSocketGateway {
     upgrade(ctx).onSuccess(socket -> new PublishSocket(socket, publisher).start());
   }
 
-  private static Future<ServerWebSocket> upgrade(RoutingContext ctx) {
+  /** Closes every socket with 1001 Going Away, for a node that shuts down. */
+  public Future<Void> closeAll() {
+    List<Future<Void>> closing = new ArrayList<>();
+    for (ServerWebSocket socket : List.copyOf(open)) {
+      closing.add(socket.close(GOING_AWAY, "Going Away"));
+    }
+    return Future.join(closing).mapEmpty();
+  }
+
+  private Future<ServerWebSocket> upgrade(RoutingContext ctx) {
     if (!ctx.request().canUpgradeToWebSocket()) {
       ApiException notUpgrade = new ApiException(ErrorCode.INVALID_REQUEST, "This route only upgrades to a WebSocket");
       Responses.error(ctx, notUpgrade);
       return Future.failedFuture(notUpgrade);
     }
     return ctx.request().toWebSocket()
+        .onSuccess(socket -> {
+          open.add(socket);
+          socket.endHandler(v -> open.remove(socket));
+        })
         .onFailure(failure -> Responses.error(ctx, ApiException.invalid("upgrade", String.valueOf(failure.getMessage()))));
   }
 }

@@ -1,0 +1,74 @@
+package io.herald.ws;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.herald.testing.GatewayTest;
+import io.herald.testing.Http.Reply;
+import io.herald.testing.TestNode;
+import io.herald.testing.TestSocket;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(90)
+class SocketLifecycleTest extends GatewayTest {
+
+  private static TestSocket open(TestNode node, String consumer) {
+    int port = Integer.parseInt(node.http().base().replaceAll(".*:", ""));
+    return TestSocket.connect(port, "/v1/consumers/" + consumer + "/ws");
+  }
+
+  private static JsonObject fastRedelivery() {
+    return new JsonObject().put("ackTimeoutMs", 5000).put("redelivery", new JsonObject().put("initialDelayMs", 0));
+  }
+
+  /** Polls over HTTP until {@code count} events came back; returns their delivery counts. */
+  private static List<Integer> redelivered(String consumer, int count) {
+    List<Integer> counts = new ArrayList<>();
+    await().atMost(Duration.ofSeconds(30)).until(() -> {
+      Reply reply = http().poll(consumer, new JsonObject().put("maxEvents", 10).put("waitMs", 1000));
+      reply.events().forEach(e -> counts.add(((JsonObject) e).getInteger("deliveryCount")));
+      return counts.size() >= count;
+    });
+    return counts;
+  }
+
+  @Test
+  @DisplayName("a socket that closes mid-batch loses nothing: its unacked events come back at their deadline")
+  void closedSocketLosesNothing() {
+    String topic = unique("gone");
+    String consumer = consumer(fastRedelivery(), topic);
+    http().publish(topic, events(1, 2, 3));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      socket.send(new JsonObject().put("op", "subscribe").put("window", 10));
+      assertEquals("subscribed", socket.next().getString("type"));
+      assertEquals(3, socket.next().getJsonArray("events").size());
+    }
+    assertEquals(List.of(2, 2, 2), redelivered(consumer, 3));
+  }
+
+  @Test
+  @DisplayName("a node that stops closes its sockets with 1001, and their unacked events come back elsewhere")
+  void shutdownClosesWith1001() {
+    String topic = unique("shutdown");
+    String consumer = consumer(fastRedelivery(), topic);
+    http().publish(topic, events(1, 2));
+    TestNode leaving = TestNode.start(redis);
+    TestSocket socket = open(leaving, consumer);
+    try {
+      socket.send(new JsonObject().put("op", "subscribe").put("window", 10));
+      assertEquals("subscribed", socket.next().getString("type"));
+      assertEquals(2, socket.next().getJsonArray("events").size());
+      leaving.close();
+      assertEquals((short) 1001, socket.awaitClose());
+    } finally {
+      socket.close();
+    }
+    assertEquals(List.of(2, 2), redelivered(consumer, 2));
+  }
+}
