@@ -61,8 +61,7 @@ public final class HeraldNode {
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, OPEN_HOST, port,
-                config.http().maxBodyBytes(), config.http().maxEventBytes(), config.http().maxFrameBytes(),
-                redis.timeoutMs()),
+                config.http(), redis.timeoutMs()),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);

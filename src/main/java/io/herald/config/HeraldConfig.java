@@ -25,8 +25,12 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    * @param maxEventBytes largest event, measured on its JSON (1 .. 64 MiB, default 1 MiB)
    * @param maxFrameBytes largest WebSocket message; a larger one closes the socket with 1009
    *                      (1 KiB .. 64 MiB, default 4 MiB)
+   * @param pingIntervalMs a WebSocket quiet this long is pinged (100 .. 600000, default 30000)
+   * @param pongTimeoutMs  ... and closed with 1011 if still quiet this much later (100 .. 600000,
+   *                       default 10000)
    */
-  public record Http(int port, int instances, long maxBodyBytes, long maxEventBytes, long maxFrameBytes) {}
+  public record Http(int port, int instances, long maxBodyBytes, long maxEventBytes, long maxFrameBytes,
+      long pingIntervalMs, long pongTimeoutMs) {}
 
   /**
    * @param url       {@code redis://host:port}; null starts the embedded Redis
@@ -67,7 +71,9 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
         (int) http.integer("instances", Runtime.getRuntime().availableProcessors(), 1, 64),
         http.integer("maxBodyBytes", 16L << 20, 1024, 256L << 20),
         http.integer("maxEventBytes", 1L << 20, 1, 64L << 20),
-        http.integer("maxFrameBytes", 4L << 20, 1024, 64L << 20));
+        http.integer("maxFrameBytes", 4L << 20, 1024, 64L << 20),
+        http.integer("pingIntervalMs", 30_000, 100, 600_000),
+        http.integer("pongTimeoutMs", 10_000, 100, 600_000));
     http.finish();
 
     SettingsReader redis = root.section("redis");

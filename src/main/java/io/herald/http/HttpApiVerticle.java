@@ -3,6 +3,7 @@ package io.herald.http;
 import io.herald.Addresses;
 import io.herald.ack.Acks;
 import io.herald.admin.ConsumerRoutes;
+import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.Batch;
@@ -37,10 +38,8 @@ public final class HttpApiVerticle extends VerticleBase {
   private final ConsumerDirectory directory;
   private final String host;
   private final int port;
-  private final long maxBodyBytes;
-  private final long maxEventBytes;
+  private final HeraldConfig.Http http;
   private final long redisTimeoutMs;
-  private final long maxFrameBytes;
   private RedisStore store;
   private PublishService publisher;
   private PollService poller;
@@ -49,15 +48,13 @@ public final class HttpApiVerticle extends VerticleBase {
   private HttpServer server;
 
   public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, String host,
-      int port, long maxBodyBytes, long maxEventBytes, long maxFrameBytes, long redisTimeoutMs) {
+      int port, HeraldConfig.Http http, long redisTimeoutMs) {
     this.stores = stores;
     this.directory = directory;
     this.host = host;
     this.port = port;
-    this.maxBodyBytes = maxBodyBytes;
-    this.maxEventBytes = maxEventBytes;
+    this.http = http;
     this.redisTimeoutMs = redisTimeoutMs;
-    this.maxFrameBytes = maxFrameBytes;
   }
 
   @Override
@@ -66,10 +63,10 @@ public final class HttpApiVerticle extends VerticleBase {
     Waiters waiters = new Waiters();
     vertx.eventBus().<String>consumer(Addresses.WAKE, message -> waiters.wake(message.body()));
     vertx.setPeriodic(60_000, t -> waiters.forgetIdle());
-    publisher = new PublishService(context, store, directory, maxEventBytes);
+    publisher = new PublishService(context, store, directory, http.maxEventBytes());
     poller = new PollService(vertx, store, waiters);
     acks = new Acks(vertx, redisTimeoutMs);
-    sockets = new WebSocketGateway(vertx, poller, acks, publisher);
+    sockets = new WebSocketGateway(vertx, poller, acks, publisher, http.pingIntervalMs(), http.pongTimeoutMs());
 
     Router router = Router.router(vertx);
     // before the body handler: an upgrade request's connection becomes the socket
@@ -81,7 +78,7 @@ public final class HttpApiVerticle extends VerticleBase {
       }
     }));
     router.get("/v1/ws/publish").handler(sockets::acceptPublisher);
-    router.route().handler(BodyHandler.create(false).setBodyLimit(maxBodyBytes));
+    router.route().handler(BodyHandler.create(false).setBodyLimit(http.maxBodyBytes()));
     router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);
     router.postWithRegex("/v1/topics/(?<topic>.+)/events").handler(this::publish);
@@ -97,7 +94,9 @@ public final class HttpApiVerticle extends VerticleBase {
 
     server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port)
         .setCompressionSupported(false)
-        .setMaxWebSocketFrameSize((int) maxFrameBytes).setMaxWebSocketMessageSize((int) maxFrameBytes));
+        .setMaxWebSocketFrameSize((int) http.maxFrameBytes()).setMaxWebSocketMessageSize((int) http.maxFrameBytes())
+        // after a close frame, wait 2 s for the peer's (not 10): a dead peer must not hold the socket
+        .setWebSocketClosingTimeout(2));
     return server.requestHandler(router).listen();
   }
 

@@ -28,13 +28,18 @@ public final class WebSocketGateway {
   private final PollService poller;
   private final Acks acks;
   private final PublishService publisher;
+  private final long pingIntervalMs;
+  private final long pongTimeoutMs;
   private final Set<ServerWebSocket> open = new HashSet<>();
 
-  public WebSocketGateway(Vertx vertx, PollService poller, Acks acks, PublishService publisher) {
+  public WebSocketGateway(Vertx vertx, PollService poller, Acks acks, PublishService publisher,
+      long pingIntervalMs, long pongTimeoutMs) {
     this.vertx = vertx;
     this.poller = poller;
     this.acks = acks;
     this.publisher = publisher;
+    this.pingIntervalMs = pingIntervalMs;
+    this.pongTimeoutMs = pongTimeoutMs;
   }
 
   /** Upgrades the request to a socket of {@code consumer}, checked before the handshake completes. */
@@ -65,7 +70,14 @@ public final class WebSocketGateway {
     return ctx.request().toWebSocket()
         .onSuccess(socket -> {
           open.add(socket);
-          socket.endHandler(v -> open.remove(socket));
+          Heartbeat heartbeat = new Heartbeat(vertx, socket, pingIntervalMs, pongTimeoutMs);
+          heartbeat.start();
+          // every frame counts as a sign of life; the sockets' own handlers see the messages
+          socket.frameHandler(frame -> heartbeat.heard());
+          socket.endHandler(v -> {
+            open.remove(socket);
+            heartbeat.stop();
+          });
         })
         .onFailure(failure -> Responses.error(ctx, ApiException.invalid("upgrade", String.valueOf(failure.getMessage()))));
   }

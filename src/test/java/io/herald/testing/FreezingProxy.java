@@ -8,6 +8,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A TCP proxy to a local port whose open connections can be frozen: they stay open but carry
@@ -18,6 +19,7 @@ public final class FreezingProxy implements AutoCloseable {
   private final ServerSocket server;
   private final int targetPort;
   private final List<Link> links = new CopyOnWriteArrayList<>();
+  private final AtomicInteger closedByTarget = new AtomicInteger();
 
   public FreezingProxy(int targetPort) {
     this.targetPort = targetPort;
@@ -35,6 +37,15 @@ public final class FreezingProxy implements AutoCloseable {
     return "redis://127.0.0.1:" + server.getLocalPort();
   }
 
+  public int port() {
+    return server.getLocalPort();
+  }
+
+  /** How many connections the target closed from its side. */
+  public int closedByTarget() {
+    return closedByTarget.get();
+  }
+
   /** From now on, every connection open at this moment carries nothing, in either direction. */
   public void freezeOpenConnections() {
     links.forEach(link -> link.frozen = true);
@@ -47,15 +58,15 @@ public final class FreezingProxy implements AutoCloseable {
         Socket target = new Socket("127.0.0.1", targetPort);
         Link link = new Link();
         links.add(link);
-        pump(link, client, target);
-        pump(link, target, client);
+        pump(link, client, target, () -> { });
+        pump(link, target, client, closedByTarget::incrementAndGet);
       } catch (IOException e) {
         return;
       }
     }
   }
 
-  private static void pump(Link link, Socket from, Socket to) {
+  private static void pump(Link link, Socket from, Socket to, Runnable onEnd) {
     Thread thread = new Thread(() -> {
       byte[] buffer = new byte[16384];
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
@@ -66,6 +77,7 @@ public final class FreezingProxy implements AutoCloseable {
             out.flush();
           }
         }
+        onEnd.run();
       } catch (IOException ignored) {
         // one side closed: the pump ends
       }

@@ -60,6 +60,10 @@ public final class TestSocket implements AutoCloseable {
     }
   }
 
+  public boolean isClosed() {
+    return socket.isClosed();
+  }
+
   /** The close code the server's close frame carried (null: closed without one), waiting up to 10 s. */
   public Short awaitClose() {
     return closeStatus.future().timeout(10, TimeUnit.SECONDS).await();

@@ -3,6 +3,7 @@ package io.herald.ws;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.herald.testing.FreezingProxy;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.TestNode;
@@ -70,5 +71,24 @@ class SocketLifecycleTest extends GatewayTest {
       socket.close();
     }
     assertEquals(List.of(2, 2), redelivered(consumer, 2));
+  }
+
+  @Test
+  @DisplayName("a socket that answers pings stays open; one behind a dead network path is closed by the server")
+  void heartbeats() throws Exception {
+    String consumer = consumer(new JsonObject(), unique("beat"));
+    JsonObject quickPings = new JsonObject().put("http", new JsonObject().put("pingIntervalMs", 300).put("pongTimeoutMs", 300));
+    try (TestNode node = TestNode.start(redis, quickPings);
+        FreezingProxy proxy = new FreezingProxy(Integer.parseInt(node.http().base().replaceAll(".*:", "")));
+        TestSocket alive = open(node, consumer);
+        TestSocket silent = TestSocket.connect(proxy.port(), "/v1/consumers/" + consumer + "/ws")) {
+      assertEquals(false, silent.isClosed());
+      proxy.freezeOpenConnections();
+      await().atMost(Duration.ofSeconds(10)).until(() -> proxy.closedByTarget() == 1);
+      // quiet for several ping intervals, yet answering pings: still open and usable
+      await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5)).until(() -> !alive.isClosed());
+      alive.send(new JsonObject().put("op", "ping"));
+      assertEquals("pong", alive.next().getString("type"));
+    }
   }
 }
