@@ -9,6 +9,7 @@ import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A TCP proxy to a local port whose open connections can be frozen: they stay open but carry
@@ -51,6 +52,19 @@ public final class FreezingProxy implements AutoCloseable {
     links.forEach(link -> link.frozen = true);
   }
 
+  /**
+   * From now on, nothing more is read from the target on the connections open at this moment, as
+   * from a client that stopped reading: the target's writes back up in its own buffers.
+   */
+  public void stallOpenConnections() {
+    links.forEach(link -> link.stalled = true);
+  }
+
+  /** Reads from the target again after {@link #stallOpenConnections()}. */
+  public void unstall() {
+    links.forEach(link -> link.stalled = false);
+  }
+
   private void accept() {
     while (!server.isClosed()) {
       try {
@@ -58,20 +72,26 @@ public final class FreezingProxy implements AutoCloseable {
         Socket target = new Socket("127.0.0.1", targetPort);
         Link link = new Link();
         links.add(link);
-        pump(link, client, target, () -> { });
-        pump(link, target, client, closedByTarget::incrementAndGet);
+        pump(link, client, target, false, () -> { });
+        pump(link, target, client, true, closedByTarget::incrementAndGet);
       } catch (IOException e) {
         return;
       }
     }
   }
 
-  private static void pump(Link link, Socket from, Socket to, Runnable onEnd) {
+  private static void pump(Link link, Socket from, Socket to, boolean fromTarget, Runnable onEnd) {
     Thread thread = new Thread(() -> {
       byte[] buffer = new byte[16384];
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
         int read;
-        while ((read = in.read(buffer)) >= 0) {
+        while (true) {
+          while (fromTarget && link.stalled && !from.isClosed()) {
+            LockSupport.parkNanos(1_000_000); // a stalled reader: poll the flag, read nothing
+          }
+          if ((read = in.read(buffer)) < 0) {
+            break;
+          }
           if (!link.frozen) {
             out.write(buffer, 0, read);
             out.flush();
@@ -88,6 +108,7 @@ public final class FreezingProxy implements AutoCloseable {
 
   private static final class Link {
     volatile boolean frozen;
+    volatile boolean stalled;
   }
 
   @Override

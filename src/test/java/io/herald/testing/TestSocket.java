@@ -4,6 +4,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.http.WebSocketConnectOptions;
 import io.vertx.core.json.JsonObject;
 import java.util.concurrent.BlockingQueue;
@@ -27,7 +28,14 @@ public final class TestSocket implements AutoCloseable {
 
   /** Connects to {@code path} on {@code port}; fails with the handshake's HTTP status if refused. */
   public static TestSocket connect(int port, String path) {
-    WebSocketClient client = VERTX.createWebSocketClient();
+    // large frames and messages: batches of big events must reach the test, not trip the client
+    return connect(port, path, 64 << 20);
+  }
+
+  /** As {@link #connect(int, String)}, with frames of at most {@code maxFrameBytes} each way. */
+  public static TestSocket connect(int port, String path, int maxFrameBytes) {
+    WebSocketClient client = VERTX.createWebSocketClient(new WebSocketClientOptions()
+        .setMaxFrameSize(maxFrameBytes).setMaxMessageSize(64 << 20));
     try {
       WebSocket socket = client.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port).setURI(path))
           .await();

@@ -119,7 +119,8 @@ class ConsumerSocketTest extends GatewayTest {
   @DisplayName("a message over the frame limit closes the socket with 1009")
   void oversizedMessageCloses() {
     String consumer = consumer(new JsonObject(), unique("big"));
-    try (TestSocket socket = open(consumer)) {
+    // sent in 64 KiB frames: the message, not any one frame, is over the limit
+    try (TestSocket socket = TestSocket.connect(port(), "/v1/consumers/" + consumer + "/ws", 65536)) {
       socket.sendText("{\"op\":\"ping\",\"pad\":\"" + "x".repeat((4 << 20) + 10) + "\"}");
       assertEquals((short) 1009, socket.awaitClose());
     }

@@ -1,12 +1,16 @@
 package io.herald.ws;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.testing.FreezingProxy;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
@@ -115,6 +119,41 @@ class PushTest extends GatewayTest {
       JsonObject error = socket.next();
       assertEquals("error", error.getString("type"));
       assertEquals("window", error.getJsonObject("details").getString("field"));
+    }
+  }
+
+  @Test
+  @DisplayName("a client that stops reading stops the pushing (no unbounded buffering); it resumes when the client reads again")
+  void slowReaderHoldsBack() throws Exception {
+    String topic = unique("slow");
+    String consumer = consumer(new JsonObject().put("maxUnacked", 5000).put("maxPollRecords", 100), topic);
+    String payload = "x".repeat(16_000);
+    for (int i = 0; i < 20; i++) {
+      JsonArray batch = new JsonArray();
+      for (int j = 0; j < 100; j++) {
+        batch.add(new JsonObject().put("payload", payload));
+      }
+      http().publish(topic, new JsonObject().put("events", batch));
+    }
+    int port = Integer.parseInt(nodeA.http().base().replaceAll(".*:", ""));
+    try (FreezingProxy proxy = new FreezingProxy(port);
+        TestSocket socket = TestSocket.connect(proxy.port(), "/v1/consumers/" + consumer + "/ws")) {
+      proxy.stallOpenConnections();
+      socket.send(new JsonObject().put("op", "subscribe").put("window", 5000));
+      // the handed-out count settles (write queue full, pushing paused) long before the backlog is gone
+      long[] last = {-1};
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).until(() -> {
+        long unacked = http().metadata(consumer).json().getLong("unacked");
+        boolean settled = unacked == last[0];
+        last[0] = unacked;
+        return settled && unacked > 0;
+      });
+      JsonObject metadata = http().metadata(consumer).json();
+      assertTrue(metadata.getLong("backlog") > 0, "pushing paused with events left: " + metadata.encode());
+      assertTrue(metadata.getLong("unacked") < 2000, metadata.encode());
+
+      proxy.unstall();
+      await().atMost(Duration.ofSeconds(15)).until(() -> http().metadata(consumer).json().getLong("backlog") == 0);
     }
   }
 }
