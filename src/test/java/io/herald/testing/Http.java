@@ -21,10 +21,6 @@ public final class Http {
     this.base = base;
   }
 
-  public String base() {
-    return base;
-  }
-
   public record Reply(int status, String body, HttpResponse<String> raw) {
     public JsonObject json() {
       return new JsonObject(body);

@@ -43,6 +43,15 @@ public final class TestNode implements AutoCloseable {
     return http;
   }
 
+  public int port() {
+    return node.httpPort();
+  }
+
+  /** A socket of {@code consumer} on this node. */
+  public TestSocket consumerSocket(String consumer) {
+    return TestSocket.connect(port(), "/v1/consumers/" + consumer + "/ws");
+  }
+
   @Override
   public void close() {
     node.stop().eventually(vertx::close).await();

@@ -19,11 +19,7 @@ import org.junit.jupiter.api.Timeout;
 class ConsumerSocketTest extends GatewayTest {
 
   private static TestSocket open(String consumer) {
-    return TestSocket.connect(port(), "/v1/consumers/" + consumer + "/ws");
-  }
-
-  private static int port() {
-    return Integer.parseInt(http().base().replaceAll(".*:", ""));
+    return nodeA.consumerSocket(consumer);
   }
 
   @Test
@@ -120,7 +116,7 @@ class ConsumerSocketTest extends GatewayTest {
   void oversizedMessageCloses() {
     String consumer = consumer(new JsonObject(), unique("big"));
     // sent in 64 KiB frames: the message, not any one frame, is over the limit
-    try (TestSocket socket = TestSocket.connect(port(), "/v1/consumers/" + consumer + "/ws", 65536)) {
+    try (TestSocket socket = TestSocket.connect(nodeA.port(), "/v1/consumers/" + consumer + "/ws", 65536)) {
       socket.sendText("{\"op\":\"ping\",\"pad\":\"" + "x".repeat((4 << 20) + 10) + "\"}");
       assertEquals((short) 1009, socket.awaitClose());
     }

@@ -18,8 +18,7 @@ import org.junit.jupiter.api.Timeout;
 class PublishSocketTest extends GatewayTest {
 
   private static TestSocket open() {
-    int port = Integer.parseInt(http().base().replaceAll(".*:", ""));
-    return TestSocket.connect(port, "/v1/ws/publish");
+    return TestSocket.connect(nodeA.port(), "/v1/ws/publish");
   }
 
   @Test

@@ -21,8 +21,7 @@ import org.junit.jupiter.api.Timeout;
 class PushTest extends GatewayTest {
 
   private static TestSocket open(TestNode node, String consumer) {
-    int port = Integer.parseInt(node.http().base().replaceAll(".*:", ""));
-    return TestSocket.connect(port, "/v1/consumers/" + consumer + "/ws");
+    return node.consumerSocket(consumer);
   }
 
   private static void subscribe(TestSocket socket, int window) {
@@ -135,8 +134,7 @@ class PushTest extends GatewayTest {
       }
       http().publish(topic, new JsonObject().put("events", batch));
     }
-    int port = Integer.parseInt(nodeA.http().base().replaceAll(".*:", ""));
-    try (FreezingProxy proxy = new FreezingProxy(port);
+    try (FreezingProxy proxy = new FreezingProxy(nodeA.port());
         TestSocket socket = TestSocket.connect(proxy.port(), "/v1/consumers/" + consumer + "/ws")) {
       proxy.stallOpenConnections();
       socket.send(new JsonObject().put("op", "subscribe").put("window", 5000));

@@ -20,8 +20,7 @@ import org.junit.jupiter.api.Timeout;
 class SocketLifecycleTest extends GatewayTest {
 
   private static TestSocket open(TestNode node, String consumer) {
-    int port = Integer.parseInt(node.http().base().replaceAll(".*:", ""));
-    return TestSocket.connect(port, "/v1/consumers/" + consumer + "/ws");
+    return node.consumerSocket(consumer);
   }
 
   private static JsonObject fastRedelivery() {
@@ -79,7 +78,7 @@ class SocketLifecycleTest extends GatewayTest {
     String consumer = consumer(new JsonObject(), unique("beat"));
     JsonObject quickPings = new JsonObject().put("http", new JsonObject().put("pingIntervalMs", 300).put("pongTimeoutMs", 300));
     try (TestNode node = TestNode.start(redis, quickPings);
-        FreezingProxy proxy = new FreezingProxy(Integer.parseInt(node.http().base().replaceAll(".*:", "")));
+        FreezingProxy proxy = new FreezingProxy(node.port());
         TestSocket alive = open(node, consumer);
         TestSocket silent = TestSocket.connect(proxy.port(), "/v1/consumers/" + consumer + "/ws")) {
       assertEquals(false, silent.isClosed());
