@@ -98,6 +98,19 @@ public final class SettingsReader {
     return defaultValue;
   }
 
+  public boolean bool(String key, boolean defaultValue) {
+    read.add(key);
+    Object value = json.getValue(key);
+    if (value == null) {
+      return defaultValue;
+    }
+    if (value instanceof Boolean flag) {
+      return flag;
+    }
+    errors.add(new SettingError(path + key, "must be true or false"));
+    return defaultValue;
+  }
+
   /** A string or null; {@code defaultValue} when absent. */
   public String text(String key, String defaultValue) {
     read.add(key);

@@ -15,9 +15,11 @@ import java.util.List;
  * @param maxUnacked       most delivered-but-unacked events, stale ones included (1..100000, default 500)
  * @param retentionMs      ms an event not yet acked is kept (1 min .. 30 d, default 7 d)
  * @param redelivery       backoff before a stale delivery is handed out again
+ * @param redeliverOnDisconnect true: when a socket closes, its unacked deliveries become stale at
+ *                              once instead of at their deadlines (default false)
  */
 public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode ackMode, long ackTimeoutMs,
-    int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery) {
+    int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery, boolean redeliverOnDisconnect) {
 
   public enum AckMode {
     EXPLICIT, AUTO;
@@ -57,9 +59,10 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         backoff.decimal("multiplier", 2.0, 1.0, 10.0),
         backoff.integer("maxDelayMs", 60_000, 0, 86_400_000));
     backoff.finish();
+    boolean redeliverOnDisconnect = reader.bool("redeliverOnDisconnect", false);
     reader.finish();
     return new ConsumerSettings(name, List.copyOf(topics), AckMode.valueOf(ackMode.toUpperCase(java.util.Locale.ROOT)),
-        ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery);
+        ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect);
   }
 
   /** Parses settings sent by a client or stored in Redis; throws with every bad field. */
@@ -93,7 +96,8 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         .put("redelivery", new JsonObject()
             .put("initialDelayMs", redelivery.initialDelayMs())
             .put("multiplier", redelivery.multiplier())
-            .put("maxDelayMs", redelivery.maxDelayMs()));
+            .put("maxDelayMs", redelivery.maxDelayMs()))
+        .put("redeliverOnDisconnect", redeliverOnDisconnect);
   }
 
   /** The settings the Redis scripts read from the consumer's meta hash, as name/value pairs. */

@@ -118,6 +118,21 @@ public final class PollService {
   }
 
   /**
+   * Makes these deliveries stale at once (their socket closed), so they go to another client after
+   * their backoff rather than at their deadlines. Only latest, still pending deliveries move.
+   */
+  public Future<Void> release(ConsumerSettings consumer, List<String> ackIds) {
+    if (ackIds.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    List<Object> args = new ArrayList<>(ackIds.size() + 2);
+    args.add(consumer.name());
+    args.add(Keys.WAKE_CHANNEL);
+    args.addAll(ackIds);
+    return store.eval(Script.RELEASE, Keys.consumer(consumer.name()), args).mapEmpty();
+  }
+
+  /**
    * Tells the scheduler when the consumer next has timed work, unless a time this instance filed is
    * still ahead and no later: the scheduler only raises an entry after its time has come, so that
    * entry still holds. Saves a round trip on nearly every poll.

@@ -44,6 +44,10 @@ final class ConsumerSocket {
     socket.closeHandler(v -> {
       closed.tryComplete();
       push.stop();
+      if (consumer.redeliverOnDisconnect()) {
+        // if this fails the deliveries still come back at their deadlines
+        poller.release(consumer, push.unacked());
+      }
     });
     // a reader that stops reading: push pauses while the write queue is full, resumes on drain
     socket.drainHandler(v -> push.drained());
@@ -96,7 +100,10 @@ final class ConsumerSocket {
         Long maxEvents = Requests.integer(message, "maxEvents", 1, 1000);
         return poller.poll(consumer, maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(), 0,
                 closed.future())
-            .map(batch -> frame("batch", requestId, batch.json()));
+            .map(batch -> {
+              push.track(batch);
+              return frame("batch", requestId, batch.json());
+            });
       }
       case "subscribe" -> {
         only(message, "window");

@@ -60,6 +60,11 @@ final class PushStream {
     stopped.tryComplete();
   }
 
+  /** The deliveries pushed over this socket that are still unacked. */
+  List<String> unacked() {
+    return List.copyOf(outstanding);
+  }
+
   /** Deliveries of this socket that were acked (whatever the outcome) leave the window. */
   void settled(JsonArray results) {
     boolean freed = false;
@@ -100,6 +105,12 @@ final class PushStream {
     if (batch.size() == 0) {
       return;
     }
+    track(batch);
+    push.accept(batch.json());
+  }
+
+  /** Counts a batch handed to this socket (pushed or polled) in its window until acked or due. */
+  void track(Batch batch) {
     List<String> ackIds = batch.ackIds();
     if (!ackIds.isEmpty()) {
       outstanding.addAll(ackIds);
@@ -111,6 +122,5 @@ final class PushStream {
         }
       });
     }
-    push.accept(batch.json());
   }
 }

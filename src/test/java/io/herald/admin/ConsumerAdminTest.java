@@ -27,7 +27,7 @@ class ConsumerAdminTest extends GatewayTest {
     JsonObject expected = new JsonObject().put("name", name).put("topics", new JsonArray().add("a/>"))
         .put("ackMode", "explicit").put("ackTimeoutMs", 30000).put("maxPollRecords", 10).put("maxUnacked", 500)
         .put("retentionMs", 604800000L).put("redelivery", new JsonObject().put("initialDelayMs", 1000)
-            .put("multiplier", 2.0).put("maxDelayMs", 60000));
+            .put("multiplier", 2.0).put("maxDelayMs", 60000)).put("redeliverOnDisconnect", false);
     assertEquals(expected, created.json());
     assertEquals(expected, nodeB.http().get("/v1/admin/consumers/" + name).json());
     JsonArray all = nodeB.http().get("/v1/admin/consumers").json().getJsonArray("consumers");
@@ -95,11 +95,12 @@ class ConsumerAdminTest extends GatewayTest {
   @DisplayName("out-of-range and unknown settings are refused naming every field")
   void refusesBadSettings() {
     Reply reply = http().putConsumer(unique("bad"), new JsonObject().put("topics", new JsonArray().add("a/>/b"))
-        .put("maxUnacked", 0).put("redelivery", new JsonObject().put("multiplier", 11)).put("colour", "red"));
+        .put("maxUnacked", 0).put("redelivery", new JsonObject().put("multiplier", 11))
+        .put("redeliverOnDisconnect", "yes").put("colour", "red"));
     assertEquals(400, reply.status());
     assertEquals("INVALID_REQUEST", reply.errorCode());
     JsonArray errors = reply.json().getJsonObject("error").getJsonObject("details").getJsonArray("errors");
-    assertEquals(List.of("topics", "maxUnacked", "redelivery.multiplier", "colour"),
+    assertEquals(List.of("topics", "maxUnacked", "redelivery.multiplier", "redeliverOnDisconnect", "colour"),
         errors.stream().map(e -> ((JsonObject) e).getString("field")).toList());
     Reply badName = http().putConsumer("bad%20name", new JsonObject().put("topics", new JsonArray().add("a")));
     assertEquals(400, badName.status());

@@ -53,6 +53,23 @@ class SocketLifecycleTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("with redeliverOnDisconnect, a closed socket's unacked deliveries go out again at once, not at their deadlines")
+  void redeliverOnDisconnect() {
+    String topic = unique("release");
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 600_000).put("redeliverOnDisconnect", true)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
+    http().publish(topic, events(1, 2, 3));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      socket.send(new JsonObject().put("op", "subscribe").put("window", 2));
+      assertEquals("subscribed", socket.next().getString("type"));
+      assertEquals(2, socket.next().getJsonArray("events").size());
+      socket.send(new JsonObject().put("op", "poll").put("maxEvents", 1));
+      assertEquals(1, socket.next().getJsonArray("events").size());
+    }
+    assertEquals(List.of(2, 2, 2), redelivered(consumer, 3));
+  }
+
+  @Test
   @DisplayName("a node that stops closes its sockets with 1001, and their unacked events come back elsewhere")
   void shutdownClosesWith1001() {
     String topic = unique("shutdown");

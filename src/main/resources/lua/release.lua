@@ -1,0 +1,22 @@
+-- Makes the named deliveries stale at once (a socket closed with them unacked and the consumer has
+-- redeliverOnDisconnect): each waits out its backoff from now, then goes to another client.
+-- Only an event's latest delivery, still pending, is released.
+-- ARGV[1] consumer name, ARGV[2] wake-up channel, ARGV[3..] ackIds
+-- Returns how many were released, or -1 when the consumer does not exist.
+local cfg = settings()
+if not cfg then return -1 end
+local now = now_ms()
+local released = 0
+for i = 3, #ARGV do
+  local id, seq, n, token = string.match(ARGV[i], '^([%x%-]+)%.(%d+)%.(%d+)%.(%x+)$')
+  if id and token == ack_token(cfg, id, seq, n) and delivery_state(id) == n
+      and redis.call('ZREM', K.pending, id) == 1 then
+    redis.call('ZADD', K.stale, now + backoff(cfg, tonumber(n)), id)
+    redis.call('ZADD', K.expiry, retention_ends(cfg, id), id)
+    released = released + 1
+  end
+end
+if released > 0 and redis.call('EXISTS', K.listening) == 1 then
+  redis.call('PUBLISH', ARGV[2], ARGV[1])
+end
+return released
