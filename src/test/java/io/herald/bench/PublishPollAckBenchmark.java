@@ -1,6 +1,5 @@
 package io.herald.bench;
 
-import io.herald.store.RedisProcess;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -11,14 +10,8 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.File;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 
 /**
  * Not a test: measures publish-confirm → poll → ack through one gateway node (its own process, the
@@ -52,75 +45,17 @@ public final class PublishPollAckBenchmark {
   public static void main(String[] args) throws Exception {
     int events = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
     int rate = args.length > 1 ? Integer.parseInt(args[1]) : 5_000;
-    Path dir = Files.createTempDirectory("herald-bench-");
-    int port = freePort();
-    Files.writeString(dir.resolve("herald.json"), "{}");
-    try (RedisProcess redis = RedisProcess.start(redisServer(), dir.resolve("redis"), 0, "everysec")) {
-      List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xms1g", "-Xmx1g"));
-      // e.g. -XX:StartFlightRecording=filename=herald.jfr to profile the gateway
-      command.addAll(List.of(System.getenv().getOrDefault("HERALD_JVM_OPTS", "").split(" ")).stream()
-          .filter(option -> !option.isBlank()).toList());
-      command.addAll(List.of("-jar", "target/herald.jar", "--config", dir.resolve("herald.json").toString()));
-      ProcessBuilder builder = new ProcessBuilder(command)
-          .redirectErrorStream(true).redirectOutput(dir.resolve("herald.log").toFile());
-      builder.environment().put("HERALD_REDIS_URL", redis.url());
-      builder.environment().put("HERALD_HTTP_PORT", String.valueOf(port));
-      Process herald = builder.start();
-      try {
-        PublishPollAckBenchmark bench = new PublishPollAckBenchmark(port);
-        bench.awaitReady();
-        System.out.printf("Java %s, %d cores, %s, AOF everysec%n", Runtime.version(),
-            Runtime.getRuntime().availableProcessors(), redisServer());
-        bench.throughput("warm-up", Math.min(events, 50_000), herald, redis);
-        bench.throughput("throughput", events, herald, redis);
-        bench.latency(rate, 10);
-        bench.vertx.close().await();
-      } finally {
-        herald.destroy();
-        herald.waitFor();
-      }
-    } finally {
-      // the AOF of a run is hundreds of MB
-      try (Stream<Path> files = Files.walk(dir)) {
-        files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-      }
+    try (BenchGateway gateway = BenchGateway.start()) {
+      PublishPollAckBenchmark bench = new PublishPollAckBenchmark(gateway.port());
+      gateway.awaitReady(bench.vertx, bench.http);
+      System.out.printf("Java %s, %d cores, %s, AOF everysec%n", Runtime.version(),
+          Runtime.getRuntime().availableProcessors(), BenchGateway.redisServer());
+      bench.throughput("warm-up", Math.min(events, 50_000), gateway);
+      bench.throughput("throughput", events, gateway);
+      bench.latency(rate, 10);
+      bench.vertx.close().await();
     }
     System.exit(0);
-  }
-
-  private void awaitReady() {
-    Promise<Void> ready = Promise.promise();
-    checkReady(ready, System.nanoTime() + 60_000_000_000L);
-    ready.future().await();
-  }
-
-  private void checkReady(Promise<Void> ready, long giveUpAt) {
-    http.request(HttpMethod.GET, "/health/ready").compose(request -> request.send()).onComplete(done -> {
-      if (done.succeeded() && done.result().statusCode() == 200) {
-        ready.complete();
-      } else if (System.nanoTime() > giveUpAt) {
-        ready.fail("the gateway did not become ready");
-      } else {
-        vertx.setTimer(100, t -> checkReady(ready, giveUpAt));
-      }
-    });
-  }
-
-  private static int freePort() throws java.io.IOException {
-    try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
-  }
-
-  private static double cpuSeconds(ProcessHandle process) {
-    return process.info().totalCpuDuration().map(d -> d.toMillis() / 1000.0).orElse(Double.NaN);
-  }
-
-  private static File redisServer() {
-    return Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
-        .map(d -> new File(d, "redis-server")).filter(File::canExecute).findFirst()
-        .orElseGet(RedisProcess::embeddedExecutable);
   }
 
   private Future<JsonObject> call(HttpMethod method, String uri, Buffer body) {
@@ -151,10 +86,10 @@ public final class PublishPollAckBenchmark {
     return new JsonObject().put("events", events).toBuffer();
   }
 
-  private void throughput(String label, int total, Process herald, RedisProcess redis) {
-    double heraldCpu = cpuSeconds(herald.toHandle());
-    double clientCpu = cpuSeconds(ProcessHandle.current());
-    double redisCpu = cpuSeconds(redis.handle());
+  private void throughput(String label, int total, BenchGateway gateway) {
+    double heraldCpu = BenchGateway.cpuSeconds(gateway.gatewayProcess());
+    double clientCpu = BenchGateway.cpuSeconds(ProcessHandle.current());
+    double redisCpu = BenchGateway.cpuSeconds(gateway.redisProcess());
     String topic = "bench/" + System.nanoTime();
     String consumer = createConsumer(topic);
     AtomicLong published = new AtomicLong();
@@ -173,8 +108,8 @@ public final class PublishPollAckBenchmark {
     double seconds = (System.nanoTime() - start) / 1e9;
     System.out.printf("%-10s %,d events published, delivered and acked in %.2f s: %,.0f events/s"
             + " (CPU s: gateway %.1f, redis %.1f, benchmark client %.1f)%n", label, total, seconds, total / seconds,
-        cpuSeconds(herald.toHandle()) - heraldCpu, cpuSeconds(redis.handle()) - redisCpu,
-        cpuSeconds(ProcessHandle.current()) - clientCpu);
+        BenchGateway.cpuSeconds(gateway.gatewayProcess()) - heraldCpu, BenchGateway.cpuSeconds(gateway.redisProcess()) - redisCpu,
+        BenchGateway.cpuSeconds(ProcessHandle.current()) - clientCpu);
   }
 
   private void publishLoop(String topic, int total, AtomicLong published) {
