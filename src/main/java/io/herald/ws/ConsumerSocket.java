@@ -21,7 +21,6 @@ import java.util.List;
  * an error frame in the protocol's envelope and the socket stays usable.
  */
 final class ConsumerSocket {
-  static final short MESSAGE_TOO_BIG = 1009;
   private static final List<String> NOT_YET = List.of("nack", "extend");
 
   private final ServerWebSocket socket;
@@ -36,7 +35,8 @@ final class ConsumerSocket {
     this.consumer = consumer;
     this.poller = poller;
     this.acks = acks;
-    this.push = new PushStream(vertx, consumer, poller, batch -> send(frame("batch", null, batch)),
+    this.push = new PushStream(vertx, consumer, poller,
+        batch -> Frames.send(socket, Frames.frame("batch", null, batch)),
         () -> !socket.writeQueueFull());
   }
 
@@ -51,15 +51,7 @@ final class ConsumerSocket {
     });
     // a reader that stops reading: push pauses while the write queue is full, resumes on drain
     socket.drainHandler(v -> push.drained());
-    // Vert.x drops a message over maxWebSocketMessageSize and reports it here, leaving the socket
-    // open; the protocol closes it with 1009 (a single oversized frame Netty closes with 1009 itself)
-    socket.exceptionHandler(failure -> {
-      if (failure instanceof IllegalStateException) {
-        socket.close(MESSAGE_TOO_BIG, "Message Too Big");
-      }
-    });
     socket.textMessageHandler(this::onText);
-    socket.binaryMessageHandler(binary -> sendError(null, ApiException.invalid("frame", "frames are JSON text")));
   }
 
   private void onText(String text) {
@@ -67,7 +59,7 @@ final class ConsumerSocket {
     try {
       message = new JsonObject(text);
     } catch (DecodeException e) {
-      sendError(null, ApiException.invalid("frame", "must be one JSON object"));
+      Frames.sendError(socket, null, ApiException.invalid("frame", "must be one JSON object"));
       return;
     }
     Object requestId = message.getValue("requestId");
@@ -79,9 +71,9 @@ final class ConsumerSocket {
     }
     answer.onComplete(done -> {
       if (done.succeeded()) {
-        send(done.result());
+        Frames.send(socket, done.result());
       } else {
-        sendError(requestId, ApiException.from(done.cause(), true));
+        Frames.sendError(socket, requestId, ApiException.from(done.cause(), true));
       }
     });
   }
@@ -93,7 +85,7 @@ final class ConsumerSocket {
     }
     switch (name) {
       case "ping" -> {
-        return Future.succeededFuture(frame("pong", requestId, null));
+        return Future.succeededFuture(Frames.frame("pong", requestId, null));
       }
       case "poll" -> {
         only(message, "maxEvents");
@@ -102,7 +94,7 @@ final class ConsumerSocket {
                 closed.future())
             .map(batch -> {
               push.track(batch);
-              return frame("batch", requestId, batch.json());
+              return Frames.frame("batch", requestId, batch.json());
             });
       }
       case "subscribe" -> {
@@ -112,13 +104,13 @@ final class ConsumerSocket {
           throw ApiException.invalid("window", "is required: 1.." + consumer.maxUnacked());
         }
         push.start(window.intValue());
-        return Future.succeededFuture(frame("subscribed", requestId,
+        return Future.succeededFuture(Frames.frame("subscribed", requestId,
             new JsonObject().put("window", window).toBuffer()));
       }
       case "unsubscribe" -> {
         only(message);
         push.stop();
-        return Future.succeededFuture(frame("unsubscribed", requestId, null));
+        return Future.succeededFuture(Frames.frame("unsubscribed", requestId, null));
       }
       case "ack" -> {
         only(message, "ackIds", "batchAckId", "batchAckIds");
@@ -133,7 +125,7 @@ final class ConsumerSocket {
         return acks.ack(consumer.name(), Requests.strings(message, "ackIds", Acks.MAX_ACK_IDS), batchAckIds)
             .map(results -> {
               push.settled(results.getJsonArray("results"));
-              return frame("ackResult", requestId, results.toBuffer());
+              return Frames.frame("ackResult", requestId, results.toBuffer());
             });
       }
       default -> throw NOT_YET.contains(name)
@@ -149,17 +141,5 @@ final class ConsumerSocket {
     allowed[fields.length] = "op";
     allowed[fields.length + 1] = "requestId";
     Requests.onlyFields(message, allowed);
-  }
-
-  private static Buffer frame(String type, Object requestId, Buffer body) {
-    return Frames.frame(type, requestId, body);
-  }
-
-  private void sendError(Object requestId, ApiException error) {
-    Frames.sendError(socket, requestId, error);
-  }
-
-  private void send(Buffer frame) {
-    Frames.send(socket, frame);
   }
 }

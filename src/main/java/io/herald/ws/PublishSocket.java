@@ -31,13 +31,7 @@ final class PublishSocket {
 
   void start() {
     socket.closeHandler(v -> closed = true);
-    socket.exceptionHandler(failure -> {
-      if (failure instanceof IllegalStateException) {
-        socket.close(ConsumerSocket.MESSAGE_TOO_BIG, "Message Too Big");
-      }
-    });
     socket.textMessageHandler(text -> onFrame(Buffer.buffer(text)));
-    socket.binaryMessageHandler(binary -> Frames.sendError(socket, null, ApiException.invalid("frame", "frames are JSON text")));
   }
 
   private void onFrame(Buffer frame) {

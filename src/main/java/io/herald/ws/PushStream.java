@@ -11,6 +11,7 @@ import io.vertx.core.json.JsonObject;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -28,23 +29,19 @@ final class PushStream {
   private final ConsumerSettings consumer;
   private final PollService poller;
   private final Consumer<Buffer> push;
-  private final java.util.function.BooleanSupplier writable;
+  private final BooleanSupplier writable;
   private final Set<String> outstanding = new HashSet<>();
   private int window;
   private boolean fetching;
   private Promise<Void> stopped = Promise.promise();
 
   PushStream(Vertx vertx, ConsumerSettings consumer, PollService poller, Consumer<Buffer> push,
-      java.util.function.BooleanSupplier writable) {
+      BooleanSupplier writable) {
     this.vertx = vertx;
     this.consumer = consumer;
     this.poller = poller;
     this.push = push;
     this.writable = writable;
-  }
-
-  boolean active() {
-    return window > 0;
   }
 
   void start(int window) {

@@ -24,6 +24,7 @@ import java.util.Set;
  */
 public final class WebSocketGateway {
   private static final short GOING_AWAY = 1001;
+  private static final short MESSAGE_TOO_BIG = 1009;
   private final Vertx vertx;
   private final PollService poller;
   private final Acks acks;
@@ -78,6 +79,15 @@ public final class WebSocketGateway {
             open.remove(socket);
             heartbeat.stop();
           });
+          // Vert.x drops a message over maxWebSocketMessageSize and reports it here, leaving the
+          // socket open; the protocol closes it with 1009 (Netty closes for one oversized frame)
+          socket.exceptionHandler(failure -> {
+            if (failure instanceof IllegalStateException) {
+              socket.close(MESSAGE_TOO_BIG, "Message Too Big");
+            }
+          });
+          socket.binaryMessageHandler(binary ->
+              Frames.sendError(socket, null, ApiException.invalid("frame", "frames are JSON text")));
         })
         .onFailure(failure -> Responses.error(ctx, ApiException.invalid("upgrade", String.valueOf(failure.getMessage()))));
   }
