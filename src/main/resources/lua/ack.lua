@@ -47,4 +47,6 @@ for k = 10, #KEYS do
 end
 count({acked = acked, spooledBytes = -bytes})
 touch_acked()
+-- room below maxUnacked: a poll held back by it may go on
+if acked > 0 then wake_waiter(cfg) end
 return result

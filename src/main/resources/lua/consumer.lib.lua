@@ -6,7 +6,8 @@
 -- KEYS[4] expiry      ZSET   eventId -> end of retention, for stale deliveries and for pending
 --                            ones whose retention ends before their deadline (the backlog expires
 --                            from its head, other pending deliveries when their deadline passes)
--- KEYS[5] listening   STRING present while some node waits for events of this consumer
+-- KEYS[5] waiters     ZSET   long polls parked for this consumer, "<node>/<instance>/<poll>" ->
+--                            the time their wait ends (see wake_waiter)
 -- KEYS[6] pending     ZSET   eventId -> ack deadline: handed out, not acked, deadline ahead
 -- KEYS[7] stale       ZSET   eventId -> time it may be handed out again (deadline + backoff)
 -- KEYS[8] deliveries  HASH   eventId -> "deliveryCount:arrivalSequence" while handed out
@@ -14,9 +15,13 @@
 -- Scripts may add keys of their own from KEYS[10] on.
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local K = {
-  meta = KEYS[1], backlog = KEYS[2], events = KEYS[3], expiry = KEYS[4], listening = KEYS[5],
+  meta = KEYS[1], backlog = KEYS[2], events = KEYS[3], expiry = KEYS[4], waiters = KEYS[5],
   pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9],
 }
+-- The consumer's name, as its keys spell it.
+local CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
+-- A node's wake-up channel is this prefix and its id (Keys.wakeChannel on the Java side).
+local WAKE_CHANNEL_PREFIX = 'herald:wake:'
 -- Acked events are remembered in bitmaps of 65536 arrival sequences each, so remembering an ack
 -- costs one bit rather than a sorted-set entry. The key shares the hash tag of KEYS[1] and names
 -- the consumer's salt: a consumer deleted and created again starts its sequence anew, and must not
@@ -161,4 +166,38 @@ local function next_due(cfg, ...)
   consider(head and retention_ends(cfg, head))
   consider(tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]))
   return next
+end
+
+-- The earliest pending deadline or stale delivery's backoff end after now, for next_due.
+local function next_redelivery(now)
+  return tonumber(redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')[2]),
+    tonumber(redis.call('ZRANGEBYSCORE', K.stale, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+end
+
+-- Whether a poll would get something now: a stale delivery whose backoff passed, or the backlog
+-- while the consumer is below maxUnacked.
+local function has_work(cfg, now)
+  if #redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, 1) > 0 then return true end
+  return redis.call('EXISTS', K.backlog) == 1
+    and redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale) < cfg.maxUnacked
+end
+
+-- If a poll would get something now, wakes one parked poll: the one whose wait ends first. Waking
+-- one rather than all makes each event fetched by one client instead of raced for by all, and
+-- spreads events over the clients in turn (a poll that got events parks again at the back).
+-- Waiters whose wait is over, or whose node no longer listens, are dropped on the way. On a Redis
+-- Cluster PUBLISH counts only the receivers on its own shard: a 0 there wakes the next one too,
+-- which costs polls but loses nothing.
+local function wake_waiter(cfg)
+  if redis.call('EXISTS', K.waiters) == 0 then return end
+  local now = now_ms()
+  if not has_work(cfg, now) then return end
+  while true do
+    local first = redis.call('ZPOPMIN', K.waiters)
+    if #first == 0 then return end
+    if tonumber(first[2]) > now then
+      local node = string.match(first[1], '^([^/]+)/')
+      if redis.call('PUBLISH', WAKE_CHANNEL_PREFIX .. node, first[1] .. ' ' .. CONSUMER) > 0 then return end
+    end
+  end
 end

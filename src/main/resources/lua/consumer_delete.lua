@@ -1,6 +1,6 @@
 -- Deletes a consumer with everything spooled for it. Its batch keys and ack memory expire alone.
 -- Returns 1 when it existed, 0 otherwise.
 if redis.call('EXISTS', K.meta) == 0 then return 0 end
-redis.call('UNLINK', K.meta, K.backlog, K.events, K.expiry, K.listening, K.pending, K.stale,
+redis.call('UNLINK', K.meta, K.backlog, K.events, K.expiry, K.waiters, K.pending, K.stale,
   K.deliveries, K.first)
 return 1

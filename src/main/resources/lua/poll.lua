@@ -2,8 +2,9 @@
 -- arrival order while the consumer's unacked count is below maxUnacked.
 -- KEYS[10] the batch key (its batchAckId), written only when events are handed out.
 -- ARGV[1] most events to hand out
--- ARGV[2] '1' to mark the consumer as listened for when nothing is handed out (long poll)
--- ARGV[3] how long that mark lasts, ms
+-- ARGV[2] the poll's waiter id when it is a long poll, else ''
+-- ARGV[3] how long the long poll still waits, ms: when nothing is handed out and this is above 0,
+--         the poll parks in the waiters set until a wake-up (wake_waiter); otherwise it leaves it
 -- Returns {1, now, heldBack, nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, or {-1} when
 -- the consumer does not exist. nextDue: when the scheduler next has work for the consumer (an ack
 -- deadline or a retention expiry), -1 if never. In auto ack mode ackIds and deadlines are ''.
@@ -92,7 +93,18 @@ out[4] = next_due(cfg, #ackIds > 0 and deadline or nil)
 
 if #ackIds > 0 then
   redis.call('SET', KEYS[10], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
-elseif handed == 0 and ARGV[2] == '1' then
-  redis.call('SET', K.listening, '1', 'PX', tonumber(ARGV[3]))
 end
+
+local waiter, wait = ARGV[2], tonumber(ARGV[3])
+if waiter ~= '' then
+  if handed == 0 and wait > 0 then
+    -- NX: a poll asking again after a missed or early wake-up keeps its place
+    redis.call('ZADD', K.waiters, 'NX', now + wait, waiter)
+    if redis.call('PTTL', K.waiters) < wait then redis.call('PEXPIRE', K.waiters, wait + 1000) end
+  else
+    redis.call('ZREM', K.waiters, waiter)
+  end
+end
+-- a full batch may have left more behind: the next waiter takes it on
+if handed == max then wake_waiter(cfg) end
 return out

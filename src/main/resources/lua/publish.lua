@@ -1,11 +1,11 @@
 -- Spools one publish request's events for one consumer.
--- ARGV[1] consumer name, ARGV[2] wake-up channel, ARGV[3..] pairs of eventId, blob.
+-- ARGV pairs of eventId, blob.
 -- Returns the number of events spooled, or -1 when the consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
-local seq = redis.call('HINCRBY', K.meta, 'seq', (#ARGV - 2) / 2) - (#ARGV - 2) / 2
+local seq = redis.call('HINCRBY', K.meta, 'seq', #ARGV / 2) - #ARGV / 2
 local spooled, bytes = 0, 0
-for i = 3, #ARGV, 2 do
+for i = 1, #ARGV, 2 do
   local id, blob = ARGV[i], ARGV[i + 1]
   seq = seq + 1
   -- HSETNX: a repeated eventId is spooled once
@@ -16,7 +16,5 @@ for i = 3, #ARGV, 2 do
   end
 end
 count({published = spooled, spooledBytes = bytes})
-if redis.call('EXISTS', K.listening) == 1 then
-  redis.call('PUBLISH', ARGV[2], ARGV[1])
-end
+if spooled > 0 then wake_waiter(cfg) end
 return spooled

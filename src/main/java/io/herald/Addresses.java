@@ -2,10 +2,15 @@ package io.herald;
 
 /** Event-bus addresses the verticles talk over. */
 public final class Addresses {
-  /** Published (to every verticle of the node): a consumer name, or "*" for all, that may have events. */
-  public static final String WAKE = "herald.wake";
+  /** Published to every verticle of the node: wake every long poll, wake-ups may have been missed. */
+  public static final String WAKE_ALL = "herald.wake";
   /** Point-to-point: ack requests for the ack tracker. */
   public static final String ACKS = "herald.acks";
 
   private Addresses() {}
+
+  /** Point-to-point: wake-ups ("waiterId consumer") for the long polls of one verticle instance. */
+  public static String wake(String waiterPrefix) {
+    return WAKE_ALL + "." + waiterPrefix;
+  }
 }

@@ -15,8 +15,11 @@ import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -26,6 +29,7 @@ import java.util.function.Supplier;
 public final class HeraldNode {
   /** No credentials can be configured yet, so the gateway is open and must only listen locally. */
   static final String OPEN_HOST = "127.0.0.1";
+  private static final SecureRandom SECURE_RANDOM = new SecureRandom();
 
   private final Vertx vertx;
   private final RedisStore nodeStore;
@@ -53,15 +57,18 @@ public final class HeraldNode {
     ConsumerStore consumers = new ConsumerStore(nodeStore);
     int port = config.http().port() == 0 ? freePort() : config.http().port();
     List<String> deployments = new ArrayList<>();
+    // names this node's wake-up channel; each HTTP verticle instance adds its number for its polls
+    String node = HexFormat.of().formatHex(SECURE_RANDOM.generateSeed(6));
+    AtomicInteger instances = new AtomicInteger();
 
     return Future.all(config.consumers().values().stream().map(consumers::put).toList())
         .compose(ok -> directory.reload())
-        .compose(ok -> deploy(vertx, deployments, new NotificationVerticle(stores, directory), 1))
+        .compose(ok -> deploy(vertx, deployments, new NotificationVerticle(stores, directory, node), 1))
         .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores), 1))
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, OPEN_HOST, port,
-                config.http(), redis.timeoutMs()),
+                config.http(), redis.timeoutMs(), node + "/" + instances.incrementAndGet()),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);

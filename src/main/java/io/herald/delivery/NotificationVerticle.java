@@ -13,10 +13,10 @@ import io.vertx.redis.client.Response;
 import java.util.function.Supplier;
 
 /**
- * Carries Redis pub/sub into this node: wake-ups (a consumer may have events, published or due on
- * any node) go to the event bus, settings changes reload the consumer directory. Reconnects when
- * the subscription drops, and then assumes it missed something: it reloads every consumer and
- * wakes every parked poll.
+ * Carries Redis pub/sub into this node: wake-ups for its parked polls (events published, acked or
+ * due on any node) go over the event bus to the verticle instance of the poll, settings changes
+ * reload the consumer directory. Reconnects when the subscription drops, and then assumes it missed
+ * something: it reloads every consumer and wakes every parked poll.
  */
 public final class NotificationVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(NotificationVerticle.class.getName());
@@ -26,14 +26,16 @@ public final class NotificationVerticle extends VerticleBase {
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
+  private final String wakeChannel;
   private RedisStore store;
   private RedisConnection connection;
   private boolean stopping;
   private boolean retrying;
 
-  public NotificationVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory) {
+  public NotificationVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, String node) {
     this.stores = stores;
     this.directory = directory;
+    this.wakeChannel = Keys.wakeChannel(node);
   }
 
   @Override
@@ -56,7 +58,7 @@ public final class NotificationVerticle extends VerticleBase {
       conn.handler(this::onMessage);
       conn.exceptionHandler(failure -> resubscribeLater());
       conn.endHandler(ended -> resubscribeLater());
-      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(Keys.WAKE_CHANNEL).arg(Keys.ADMIN_CHANNEL)).mapEmpty();
+      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(Keys.ADMIN_CHANNEL)).mapEmpty();
     });
   }
 
@@ -65,12 +67,16 @@ public final class NotificationVerticle extends VerticleBase {
       return;
     }
     String channel = message.get(1).toString();
-    String consumer = message.get(2).toString();
-    if (channel.equals(Keys.WAKE_CHANNEL)) {
-      vertx.eventBus().publish(Addresses.WAKE, consumer);
+    String body = message.get(2).toString();
+    if (channel.equals(wakeChannel)) {
+      // "node/instance/poll consumer": to the instance holding the poll
+      int instanceEnd = body.lastIndexOf('/', body.indexOf(' '));
+      if (instanceEnd > 0) {
+        vertx.eventBus().send(Addresses.wake(body.substring(0, instanceEnd)), body);
+      }
     } else if (channel.equals(Keys.ADMIN_CHANNEL)) {
-      directory.reload(consumer).onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
-          "Could not reload consumer " + consumer + ": " + failure.getMessage()));
+      directory.reload(body).onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
+          "Could not reload consumer " + body + ": " + failure.getMessage()));
     }
   }
 
@@ -88,7 +94,7 @@ public final class NotificationVerticle extends VerticleBase {
         .onComplete(done -> {
           retrying = false;
           if (done.succeeded()) {
-            vertx.eventBus().publish(Addresses.WAKE, Waiters.EVERYONE);
+            vertx.eventBus().publish(Addresses.WAKE_ALL, "");
           } else {
             LOG.log(System.Logger.Level.WARNING, "Redis subscription lost, retrying: " + done.cause().getMessage());
             resubscribeLater();

@@ -9,6 +9,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -19,7 +21,8 @@ import java.util.Map;
 
 /**
  * Hands out batches: one script call per attempt; a long poll parks between attempts until a
- * wake-up (an event published or a delivery due, on any node) or the end of its wait.
+ * wake-up (events published, acked or due, on any node: Redis wakes one parked poll of the
+ * consumer, see {@link Waiters}) or the end of its wait.
  */
 public final class PollService {
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -31,10 +34,28 @@ public final class PollService {
   /** Consumer → the due time this instance last filed with the scheduler (Redis time). */
   private final Map<String, Long> filedDue = new HashMap<>();
 
-  public PollService(Vertx vertx, RedisStore store, Waiters waiters) {
+  /** @param waiterPrefix "node/instance": the wake-up address of this instance's polls */
+  public PollService(Vertx vertx, RedisStore store, String waiterPrefix) {
     this.vertx = vertx;
     this.store = store;
-    this.waiters = waiters;
+    this.waiters = new Waiters(waiterPrefix, this::passOn);
+  }
+
+  /** Handles a wake-up from Redis: "waiterId consumer". */
+  public void wake(String message) {
+    waiters.wake(message);
+  }
+
+  /** Wakes every long poll of this instance: wake-ups may have been missed. */
+  public void wakeAll() {
+    waiters.wakeAll();
+  }
+
+  /** A wake-up came for a poll that is gone: another poll of the consumer gets it. */
+  private void passOn(String consumer) {
+    store.eval(Script.WAKE_NEXT, Keys.consumer(consumer), List.of())
+        .onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
+            "Could not pass a wake-up of consumer " + consumer + " on: " + failure.getMessage()));
   }
 
   /**
@@ -45,7 +66,7 @@ public final class PollService {
    */
   public Future<Batch> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone) {
     Poll poll = new Poll(consumer, Math.min(maxEvents, consumer.maxPollRecords()),
-        System.nanoTime() + waitMs * 1_000_000);
+        System.nanoTime() + waitMs * 1_000_000, waitMs > 0);
     gone.onComplete(ignored -> poll.stop());
     poll.attempt();
     return poll.answer.future();
@@ -57,26 +78,30 @@ public final class PollService {
     private final int max;
     private final long giveUpAt;
     private final Promise<Batch> answer = Promise.promise();
+    /** Only long polls wait for wake-ups. */
+    private final Waiters.Waiter waiter;
     private long timer = -1;
-    private Runnable unpark = () -> {};
 
-    Poll(ConsumerSettings consumer, int max, long giveUpAt) {
+    Poll(ConsumerSettings consumer, int max, long giveUpAt, boolean waits) {
       this.consumer = consumer;
       this.max = max;
       this.giveUpAt = giveUpAt;
+      this.waiter = waits ? waiters.open(consumer.name()) : null;
     }
 
     void attempt() {
-      long wakeUpsBefore = waiters.wakeUps(consumer.name());
       long remainingMs = Math.max(0, (giveUpAt - System.nanoTime()) / 1_000_000);
       String batchAckId = HexFormat.of().formatHex(randomBytes());
       List<String> keys = new ArrayList<>(Keys.consumer(consumer.name()));
       keys.add(Keys.batch(consumer.name(), batchAckId));
-      store.eval(Script.POLL, keys, List.of(max, remainingMs > 0 ? 1 : 0, remainingMs + 1000))
-          .onFailure(failure -> answer.tryFail(ApiException.from(failure, true)))
+      if (waiter != null) {
+        waiter.attempting();
+      }
+      store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs))
+          .onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, true))))
           .onSuccess(reply -> {
             if (reply.get(0).toInteger() < 0) {
-              answer.tryFail(ApiException.unknownConsumer(consumer.name()));
+              finish(Future.failedFuture(ApiException.unknownConsumer(consumer.name())));
               return;
             }
             int handed = (reply.size() - 4) / 4;
@@ -86,13 +111,7 @@ public final class PollService {
               if (handed > 0 && nextDue >= 0) {
                 scheduleDue(consumer.name(), nextDue, reply.get(1).toLong());
               }
-              answer.tryComplete(encode(reply, handed, auto ? null : batchAckId));
-              if (handed == max) {
-                // there may be more: pass the wake-up on to the next parked poll
-                waiters.wake(consumer.name());
-              }
-            } else if (waiters.wakeUps(consumer.name()) != wakeUpsBefore) {
-              attempt();
+              finish(Future.succeededFuture(encode(reply, handed, auto ? null : batchAckId)));
             } else {
               park(remainingMs);
             }
@@ -101,19 +120,36 @@ public final class PollService {
 
     private void park(long remainingMs) {
       timer = vertx.setTimer(remainingMs, t -> {
-        unpark.run();
+        waiter.unpark();
         attempt();
       });
-      unpark = waiters.park(consumer.name(), () -> {
+      waiter.park(() -> {
         vertx.cancelTimer(timer);
         attempt();
       });
     }
 
+    private void finish(Future<Batch> outcome) {
+      if (waiter != null) {
+        waiter.close();
+      }
+      if (outcome.succeeded()) {
+        answer.tryComplete(outcome.result());
+      } else {
+        answer.tryFail(outcome.cause());
+      }
+    }
+
     void stop() {
+      if (answer.future().isComplete()) {
+        return;
+      }
       vertx.cancelTimer(timer);
-      unpark.run();
-      answer.tryFail("the client went away");
+      finish(Future.failedFuture("the client went away"));
+      if (waiter != null) {
+        // sent on the connection of any attempt still on its way, so it runs after it
+        store.send(Request.cmd(Command.ZREM).arg(Keys.waiters(consumer.name())).arg(waiter.id()));
+      }
     }
   }
 
@@ -125,11 +161,13 @@ public final class PollService {
     if (ackIds.isEmpty()) {
       return Future.succeededFuture();
     }
-    List<Object> args = new ArrayList<>(ackIds.size() + 2);
-    args.add(consumer.name());
-    args.add(Keys.WAKE_CHANNEL);
-    args.addAll(ackIds);
-    return store.eval(Script.RELEASE, Keys.consumer(consumer.name()), args).mapEmpty();
+    return store.eval(Script.RELEASE, Keys.consumer(consumer.name()), ackIds).map(reply -> {
+      // their backoff may end before the time filed for the consumer's deadlines
+      if (reply.size() > 1 && reply.get(1).toLong() >= 0) {
+        scheduleDue(consumer.name(), reply.get(1).toLong(), reply.get(0).toLong());
+      }
+      return null;
+    });
   }
 
   /**

@@ -1,66 +1,117 @@
 package io.herald.delivery;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
- * Long polls parked on one verticle instance, by consumer, and a per-consumer wake-up count.
+ * The long polls of one verticle instance, by waiter id. A parked poll is also in its consumer's
+ * waiters set in Redis, and a script that makes events available wakes exactly one of them, by id,
+ * over the wake-up channel of the poll's node ({@code wake_waiter} in {@code consumer.lib.lua}).
  *
- * <p>A wake-up resumes one parked poll, the longest waiting: waking all of them for every publish
- * would make each publish cost a poll per waiting client. A poll that fills its whole batch passes
- * the wake-up on ({@link #wake}), so a large publish still reaches every waiting poll.
- *
- * <p>A poll reads the count before it asks Redis; if the count moved by the time the empty answer
- * came back, a wake-up raced with it and the poll asks again instead of parking. Event-loop confined.
+ * <p>A wake-up may arrive before the answer of the script that parked the poll (pub/sub and replies
+ * travel on different connections): it is kept, and the poll asks again instead of parking. A
+ * wake-up for a poll that is gone is passed on to another poll of its consumer. Event-loop confined.
  */
 public final class Waiters {
-  /** Wakes every parked poll of every consumer, e.g. after wake-ups may have been missed. */
-  public static final String EVERYONE = "*";
+  private final String prefix;
+  private final Consumer<String> passOn;
+  private final Map<String, Waiter> open = new HashMap<>();
+  private long lastId;
 
-  private final Map<String, Deque<Runnable>> parked = new HashMap<>();
-  private final Map<String, Long> wakeUps = new HashMap<>();
-
-  public long wakeUps(String consumer) {
-    return wakeUps.getOrDefault(consumer, 0L);
+  /**
+   * @param prefix "node/instance": where wake-ups for these polls are sent
+   * @param passOn called with a consumer's name when a wake-up came for one of its polls that is gone
+   */
+  public Waiters(String prefix, Consumer<String> passOn) {
+    this.prefix = prefix;
+    this.passOn = passOn;
   }
 
-  /** Parks {@code onWake}; returns what un-parks it without running it. */
-  public Runnable park(String consumer, Runnable onWake) {
-    parked.computeIfAbsent(consumer, c -> new ArrayDeque<>()).add(onWake);
-    return () -> {
-      Deque<Runnable> queue = parked.get(consumer);
-      if (queue != null && queue.remove(onWake) && queue.isEmpty()) {
-        parked.remove(consumer);
-      }
-    };
+  /** A new long poll of {@code consumer}; {@link Waiter#close() close} it when it is answered. */
+  public Waiter open(String consumer) {
+    Waiter waiter = new Waiter(prefix + "/" + ++lastId, consumer);
+    open.put(waiter.id, waiter);
+    return waiter;
   }
 
-  /** Resumes the longest-waiting poll of {@code consumer}, or every parked poll for {@link #EVERYONE}. */
-  public void wake(String consumer) {
-    if (consumer.equals(EVERYONE)) {
-      for (String name : new ArrayList<>(parked.keySet())) {
-        Deque<Runnable> queue = parked.remove(name);
-        wakeUps.merge(name, 1L, Long::sum);
-        queue.forEach(Runnable::run);
-      }
+  /** Handles a wake-up published by Redis: "waiterId consumer". */
+  public void wake(String message) {
+    int space = message.indexOf(' ');
+    if (space < 0) {
       return;
     }
-    wakeUps.merge(consumer, 1L, Long::sum);
-    Deque<Runnable> queue = parked.get(consumer);
-    if (queue != null) {
-      Runnable first = queue.poll();
-      if (queue.isEmpty()) {
-        parked.remove(consumer);
-      }
-      first.run();
+    Waiter waiter = open.get(message.substring(0, space));
+    if (waiter == null) {
+      passOn.accept(message.substring(space + 1));
+    } else {
+      waiter.wake();
     }
   }
 
-  /** Forget wake-up counts of consumers nobody waits for, so the map stays small. */
-  public void forgetIdle() {
-    wakeUps.keySet().retainAll(parked.keySet());
+  /** Wakes every poll, e.g. after wake-ups may have been missed. */
+  public void wakeAll() {
+    new ArrayList<>(open.values()).forEach(Waiter::wake);
+  }
+
+  /** One long poll through its attempts: parked between them, or asking Redis. */
+  public final class Waiter {
+    private final String id;
+    private final String consumer;
+    private Runnable parked;
+    private boolean woken;
+
+    private Waiter(String id, String consumer) {
+      this.id = id;
+      this.consumer = consumer;
+    }
+
+    /** The member naming this poll in its consumer's waiters set. */
+    public String id() {
+      return id;
+    }
+
+    public String consumer() {
+      return consumer;
+    }
+
+    /** Call as an attempt starts: a wake-up from now on means the attempt may have missed something. */
+    public void attempting() {
+      woken = false;
+    }
+
+    /**
+     * Parks the poll until a wake-up, which runs {@code onWake}; if one came during the attempt,
+     * runs it at once instead.
+     */
+    public void park(Runnable onWake) {
+      if (woken) {
+        onWake.run();
+      } else {
+        parked = onWake;
+      }
+    }
+
+    /** Stops waiting for a wake-up without running anything. */
+    public void unpark() {
+      parked = null;
+    }
+
+    /** The poll is over: wake-ups for it are passed on from now on. */
+    public void close() {
+      parked = null;
+      open.remove(id);
+    }
+
+    private void wake() {
+      Runnable onWake = parked;
+      parked = null;
+      if (onWake == null) {
+        woken = true;
+      } else {
+        onWake.run();
+      }
+    }
   }
 }

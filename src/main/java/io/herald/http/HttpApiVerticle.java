@@ -8,7 +8,6 @@ import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.Batch;
 import io.herald.delivery.PollService;
-import io.herald.delivery.Waiters;
 import io.herald.publish.PublishService;
 import io.herald.store.RedisStore;
 import io.herald.ws.WebSocketGateway;
@@ -40,6 +39,7 @@ public final class HttpApiVerticle extends VerticleBase {
   private final int port;
   private final HeraldConfig.Http http;
   private final long redisTimeoutMs;
+  private final String waiterPrefix;
   private RedisStore store;
   private PublishService publisher;
   private PollService poller;
@@ -48,23 +48,23 @@ public final class HttpApiVerticle extends VerticleBase {
   private HttpServer server;
 
   public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, String host,
-      int port, HeraldConfig.Http http, long redisTimeoutMs) {
+      int port, HeraldConfig.Http http, long redisTimeoutMs, String waiterPrefix) {
     this.stores = stores;
     this.directory = directory;
     this.host = host;
     this.port = port;
     this.http = http;
     this.redisTimeoutMs = redisTimeoutMs;
+    this.waiterPrefix = waiterPrefix;
   }
 
   @Override
   public Future<?> start() {
     store = stores.get();
-    Waiters waiters = new Waiters();
-    vertx.eventBus().<String>consumer(Addresses.WAKE, message -> waiters.wake(message.body()));
-    vertx.setPeriodic(60_000, t -> waiters.forgetIdle());
     publisher = new PublishService(context, store, directory, http.maxEventBytes());
-    poller = new PollService(vertx, store, waiters);
+    poller = new PollService(vertx, store, waiterPrefix);
+    vertx.eventBus().<String>localConsumer(Addresses.wake(waiterPrefix), message -> poller.wake(message.body()));
+    vertx.eventBus().localConsumer(Addresses.WAKE_ALL, message -> poller.wakeAll());
     acks = new Acks(vertx, redisTimeoutMs);
     sockets = new WebSocketGateway(vertx, poller, acks, publisher, http.pingIntervalMs(), http.pongTimeoutMs());
 

@@ -113,11 +113,7 @@ public final class PublishService {
           }
           Map<String, Future<Boolean>> writes = new LinkedHashMap<>();
           spools.forEach((consumer, pairs) -> {
-            List<Object> args = new ArrayList<>(pairs.size() + 2);
-            args.add(consumer);
-            args.add(Keys.WAKE_CHANNEL);
-            args.addAll(pairs);
-            writes.put(consumer, store.eval(Script.PUBLISH, Keys.consumer(consumer), args)
+            writes.put(consumer, store.eval(Script.PUBLISH, Keys.consumer(consumer), pairs)
                 .map(spooled -> spooled.toLong() >= 0));
           });
           Future.join(new ArrayList<>(writes.values()))

@@ -103,7 +103,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   }
 
   private Future<Long> step(String consumer) {
-    return store.eval(Script.REDELIVER, Keys.consumer(consumer), List.of(batchSize, consumer, Keys.WAKE_CHANNEL))
+    return store.eval(Script.REDELIVER, Keys.consumer(consumer), List.of(batchSize))
         .map(Response::toLong);
   }
 

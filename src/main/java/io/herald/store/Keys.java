@@ -15,12 +15,18 @@ public final class Keys {
   public static final String DUE_VERSIONS = "herald:{sched}:versions";
   /** HASH {ms, seq}: the time and sequence eventIds are made of. */
   public static final String EVENT_ID_CLOCK = "herald:{ids}:clock";
-  /** Pub/sub channel: a consumer name, published when it may have events to hand out. */
-  public static final String WAKE_CHANNEL = "herald:wake";
   /** Pub/sub channel: a consumer name, published when its settings changed. */
   public static final String ADMIN_CHANNEL = "herald:admin";
 
   private Keys() {}
+
+  /**
+   * Pub/sub channel of one node: "waiterId consumer", published by {@code wake_waiter} in
+   * {@code consumer.lib.lua} (which spells the prefix too) to wake that one parked poll.
+   */
+  public static String wakeChannel(String node) {
+    return "herald:wake:" + node;
+  }
 
   private static String prefix(String consumer) {
     return "herald:{c:" + consumer + "}:";
@@ -29,8 +35,13 @@ public final class Keys {
   /** The keys every per-consumer script receives, in the order {@code consumer.lib.lua} names them. */
   public static List<String> consumer(String consumer) {
     String p = prefix(consumer);
-    return List.of(p + "meta", p + "backlog", p + "events", p + "expiry", p + "listening",
+    return List.of(p + "meta", p + "backlog", p + "events", p + "expiry", waiters(consumer),
         p + "pending", p + "stale", p + "deliveries", p + "first");
+  }
+
+  /** The consumer's set of parked long polls (KEYS[5] of the per-consumer scripts). */
+  public static String waiters(String consumer) {
+    return prefix(consumer) + "waiters";
   }
 
   /** The key holding the ackIds of one batch, named by its batchAckId. */

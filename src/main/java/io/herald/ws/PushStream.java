@@ -23,7 +23,7 @@ import java.util.function.Consumer;
  */
 final class PushStream {
   /** Longest a fetch stays parked before it asks again. */
-  static final long FETCH_WAIT_MS = 20_000;
+  static final long FETCH_WAIT_MS = 60_000;
 
   private final Vertx vertx;
   private final ConsumerSettings consumer;

@@ -10,6 +10,9 @@ import io.herald.testing.GatewayTest;
 import io.herald.testing.RedisCli;
 import io.herald.testing.Http.Reply;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -129,14 +132,50 @@ class PollTest extends GatewayTest {
     String consumer = consumer(new JsonObject(), topic);
     CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
         () -> nodeA.http().poll(consumer, new JsonObject().put("waitMs", 20_000)));
-    // the poll must be parked (listening mark set) before the publish for this test to mean anything
+    // the poll must be parked (in the waiters set) before the publish for this test to mean anything
     await().atMost(Duration.ofSeconds(5)).until(() -> isListenedFor(consumer));
     long publishedAt = System.nanoTime();
     String eventId = nodeB.http().publish(topic, event("hello")).results().getJsonObject(0).getString("eventId");
-    Reply reply = parked.get();
-    long waitedMs = (System.nanoTime() - publishedAt) / 1_000_000;
-    assertEquals(List.of(eventId), reply.eventIds());
-    assertTrue(waitedMs < 10_000, "woken by the publish, not by the end of the wait: " + waitedMs + " ms");
+    assertEquals(List.of(eventId), wokenSince(publishedAt, parked).eventIds());
+  }
+
+  @Test
+  @DisplayName("a long poll held back by maxUnacked is answered when an ack makes room, not at the end of its wait")
+  void longPollWokenByAck() throws Exception {
+    String topic = unique("room");
+    String consumer = consumer(new JsonObject().put("maxUnacked", 1), topic);
+    publish(topic, 2);
+    Reply first = nodeA.http().poll(consumer, max(10));
+    assertEquals(1, first.events().size());
+    CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
+        () -> nodeB.http().poll(consumer, new JsonObject().put("waitMs", 20_000)));
+    await().atMost(Duration.ofSeconds(5)).until(() -> isListenedFor(consumer));
+    long ackedAt = System.nanoTime();
+    nodeA.http().ack(consumer, first.ackIds().get(0));
+    assertEquals(1, wokenSince(ackedAt, parked).events().size());
+  }
+
+  @Test
+  @DisplayName("a wake-up for a poll that is gone, or for a node that no longer listens, goes on to another parked poll")
+  void wakeUpPassedOn() throws Exception {
+    String topic = unique("passon");
+    String consumer = consumer(new JsonObject(), topic);
+    String waiters = "herald:{c:" + consumer + "}:waiters";
+    CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
+        () -> nodeB.http().poll(consumer, new JsonObject().put("waitMs", 20_000)));
+    await().atMost(Duration.ofSeconds(5)).until(() -> isListenedFor(consumer));
+    // ahead of the real poll: one of its own instance that is gone, and one of a node that is gone
+    // RESP3: [[member, score]]
+    Response real = RedisCli.send(redis.url(), Request.cmd(Command.ZRANGE).arg(waiters).arg(0).arg(0).arg("WITHSCORES"))
+        .get(0);
+    String id = real.get(0).toString();
+    long waitEnds = real.get(1).toLong();
+    String instance = id.substring(0, id.lastIndexOf('/'));
+    RedisCli.send(redis.url(), Request.cmd(Command.ZADD).arg(waiters)
+        .arg(waitEnds - 2000).arg(instance + "/999999").arg(waitEnds - 1000).arg("deadnode/1/1"));
+    long publishedAt = System.nanoTime();
+    String eventId = nodeA.http().publish(topic, event("on")).results().getJsonObject(0).getString("eventId");
+    assertEquals(List.of(eventId), wokenSince(publishedAt, parked).eventIds());
   }
 
   @Test
@@ -202,7 +241,15 @@ class PollTest extends GatewayTest {
     assertEquals(0, metadata.getLong("spooledBytes"));
   }
 
+  /** The answer of a 20 s long poll, which must come long before its wait ends: it was woken. */
+  private static Reply wokenSince(long sinceNanos, CompletableFuture<Reply> parked) throws Exception {
+    Reply reply = parked.get();
+    long waitedMs = (System.nanoTime() - sinceNanos) / 1_000_000;
+    assertTrue(waitedMs < 10_000, "woken, not answered at the end of the wait: " + waitedMs + " ms");
+    return reply;
+  }
+
   private static boolean isListenedFor(String consumer) {
-    return RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:listening");
+    return RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:waiters");
   }
 }

@@ -141,10 +141,10 @@ class RedisOutageTest {
         http.ack("outage", drained.ackIds().toArray(String[]::new));
       }
     } while (!drained.events().isEmpty());
-    RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg("herald:{c:outage}:listening"));
+    RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg("herald:{c:outage}:waiters"));
     CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
         () -> http.poll("outage", new JsonObject().put("waitMs", 20_000)));
-    await().atMost(Duration.ofSeconds(5)).until(() -> RedisCli.exists(redis.url(), "herald:{c:outage}:listening"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> RedisCli.exists(redis.url(), "herald:{c:outage}:waiters"));
     long publishedAt = System.nanoTime();
     http.publish("t/c", new JsonObject().put("payload", 1));
     Reply reply = parked.get(25, TimeUnit.SECONDS);

@@ -56,12 +56,17 @@ public final class TestSocket implements AutoCloseable {
 
   /** The next frame the server sent, waiting up to 10 s. */
   public JsonObject next() {
+    JsonObject frame = next(10_000);
+    if (frame == null) {
+      throw new AssertionError("no frame within 10 s");
+    }
+    return frame;
+  }
+
+  /** The next frame the server sent, or null if none came within {@code waitMs}. */
+  public JsonObject next(long waitMs) {
     try {
-      JsonObject frame = received.poll(10, TimeUnit.SECONDS);
-      if (frame == null) {
-        throw new AssertionError("no frame within 10 s");
-      }
-      return frame;
+      return received.poll(waitMs, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);

@@ -13,6 +13,9 @@ import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -73,6 +76,52 @@ class PushTest extends GatewayTest {
       String eventId = nodeB.http().publish(topic, event("hi")).results().getJsonObject(0).getString("eventId");
       assertEquals(eventId, pushed(socket, 1).get(0).getString("eventId"));
     }
+  }
+
+  @Test
+  @DisplayName("sockets of one consumer on different nodes share its events fairly, each event going to one of them")
+  void fairAcrossSockets() throws Exception {
+    String topic = unique("fair");
+    String consumer = consumer(new JsonObject(), topic);
+    int total = 300;
+    Set<String> delivered = ConcurrentHashMap.newKeySet();
+    List<TestSocket> sockets = List.of(open(nodeA, consumer), open(nodeA, consumer), open(nodeB, consumer));
+    List<CompletableFuture<Integer>> shares = new ArrayList<>();
+    try {
+      for (TestSocket socket : sockets) {
+        subscribe(socket, 10);
+        shares.add(CompletableFuture.supplyAsync(() -> readAndAck(socket, delivered, total)));
+      }
+      for (int i = 0; i < total; i++) {
+        (i % 2 == 0 ? nodeA : nodeB).http().publish(topic, event(i));
+      }
+      List<Integer> received = shares.stream().map(CompletableFuture::join).toList();
+      assertEquals(total, delivered.size());
+      assertEquals(total, received.stream().mapToInt(Integer::intValue).sum(), "each event to one socket: " + received);
+      // in turn, each socket would get 100; a race to the events gives shares like 5/13/282
+      assertTrue(received.stream().allMatch(share -> share >= total / 6), "shares " + received);
+    } finally {
+      sockets.forEach(TestSocket::close);
+    }
+  }
+
+  /** Acks every event pushed to {@code socket} until {@code total} were delivered to any socket; returns its share. */
+  private static int readAndAck(TestSocket socket, Set<String> delivered, int total) {
+    int share = 0;
+    while (delivered.size() < total) {
+      JsonObject frame = socket.next(200);
+      if (frame == null || !"batch".equals(frame.getString("type"))) {
+        continue;
+      }
+      JsonArray ackIds = new JsonArray();
+      for (Object event : frame.getJsonArray("events")) {
+        delivered.add(((JsonObject) event).getString("eventId"));
+        ackIds.add(((JsonObject) event).getString("ackId"));
+        share++;
+      }
+      socket.send(new JsonObject().put("op", "ack").put("ackIds", ackIds));
+    }
+    return share;
   }
 
   @Test
