@@ -1,0 +1,191 @@
+package io.herald.bench;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * What the benchmarks share: an HTTP client of the gateway under benchmark, its publishers (as many
+ * as fast as confirms allow, or paced at a rate) and the figures they print. Events carry their send
+ * time ({@code payload.t}, System.nanoTime) so a consumer can tell publish-to-delivery latency.
+ */
+final class BenchClient {
+  static final int PAYLOAD_BYTES = 256;
+  static final int PUBLISHERS = 10;
+  static final int EVENTS_PER_REQUEST = 100;
+
+  final Vertx vertx = Vertx.vertx();
+  final HttpClient http;
+  final BenchGateway gateway;
+
+  /** A benchmark's two phases. */
+  interface Phases {
+    /** Publishes and consumes {@code total} events as fast as they go; prints events/s. */
+    void throughput(String label, int total);
+
+    /** Publishes single events at {@code rate}/s for {@code seconds}; prints latency percentiles. */
+    void latency(int rate, int seconds);
+  }
+
+  /**
+   * Runs a benchmark's phases against a new gateway: a 50,000-event warm-up, the throughput phase of
+   * {@code args[0]} events (200,000), the latency phase at {@code args[1]} events/s (5,000) for 10 s.
+   */
+  static void run(String[] args, Function<BenchClient, Phases> benchmark) throws Exception {
+    int events = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
+    int rate = args.length > 1 ? Integer.parseInt(args[1]) : 5_000;
+    try (BenchGateway gateway = BenchGateway.start()) {
+      Phases phases = benchmark.apply(new BenchClient(gateway));
+      phases.throughput("warm-up", Math.min(events, 50_000));
+      phases.throughput("throughput", events);
+      phases.latency(rate, 10);
+    }
+    System.exit(0);
+  }
+
+  private BenchClient(BenchGateway gateway) {
+    this.gateway = gateway;
+    http = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1").setDefaultPort(gateway.port())
+        // enough connections that no request waits for one: the latency phase has a publish per
+        // event in flight, and HTTP/1.1 carries one request at a time per connection
+        .setKeepAlive(true), new PoolOptions().setHttp1MaxSize(256));
+    gateway.awaitReady(vertx, http);
+    System.out.printf("Java %s, %d cores, %s, AOF everysec%n", Runtime.version(),
+        Runtime.getRuntime().availableProcessors(), BenchGateway.redisServer());
+  }
+
+  Future<JsonObject> call(HttpMethod method, String uri, Buffer body) {
+    return http.request(method, uri)
+        .compose(request -> request.send(body))
+        .compose(response -> response.body().map(b -> {
+          if (response.statusCode() != 200 && response.statusCode() != 201) {
+            throw new IllegalStateException(uri + " -> " + response.statusCode() + " " + b);
+          }
+          return b.toJsonObject();
+        }));
+  }
+
+  /** A consumer of {@code topic} able to take big batches; returns its name. */
+  String createConsumer(String topic) {
+    String name = "bench-" + System.nanoTime();
+    call(HttpMethod.PUT, "/v1/admin/consumers/" + name, new JsonObject()
+        .put("topics", new JsonArray().add(topic)).put("maxPollRecords", 1000).put("maxUnacked", 5000).toBuffer())
+        .await();
+    return name;
+  }
+
+  /** Publishes {@code total} events in requests of 100, {@link #PUBLISHERS} requests in flight. Call on the context. */
+  void publishAll(String topic, int total) {
+    AtomicLong claimed = new AtomicLong();
+    for (int p = 0; p < PUBLISHERS; p++) {
+      publishLoop(topic, total, claimed);
+    }
+  }
+
+  private void publishLoop(String topic, int total, AtomicLong claimed) {
+    if (claimed.addAndGet(EVENTS_PER_REQUEST) > total) {
+      return;
+    }
+    call(HttpMethod.POST, "/v1/topics/" + topic + "/events", batch(EVENTS_PER_REQUEST))
+        .onSuccess(ok -> publishLoop(topic, total, claimed))
+        .onFailure(Throwable::printStackTrace);
+  }
+
+  /**
+   * Publishes {@code confirm.length} single events at {@code rate} per second; each publish-confirm
+   * latency goes into {@code confirm}. Call on the context.
+   */
+  void publishAtRate(String topic, int rate, long[] confirm) {
+    int total = confirm.length;
+    AtomicLong sent = new AtomicLong();
+    long start = System.nanoTime();
+    // a 1 ms timer sends what the schedule owes, so the rate holds however timers jitter
+    vertx.setPeriodic(1, timer -> {
+      long due = Math.min(total, (System.nanoTime() - start) * rate / 1_000_000_000L);
+      while (sent.get() < due) {
+        int index = (int) sent.getAndIncrement();
+        long sentAt = System.nanoTime();
+        call(HttpMethod.POST, "/v1/topics/" + topic + "/events", single(sentAt))
+            .onSuccess(ok -> confirm[index] = System.nanoTime() - sentAt);
+      }
+      if (sent.get() >= total) {
+        vertx.cancelTimer(timer);
+      }
+    });
+  }
+
+  private static Buffer batch(int count) {
+    JsonArray events = new JsonArray();
+    for (int i = 0; i < count; i++) {
+      events.add(event(System.nanoTime()));
+    }
+    return new JsonObject().put("events", events).toBuffer();
+  }
+
+  private static Buffer single(long sentAt) {
+    return event(sentAt).toBuffer();
+  }
+
+  private static JsonObject event(long sentAt) {
+    return new JsonObject().put("payload", new JsonObject().put("t", sentAt).put("pad", "x".repeat(PAYLOAD_BYTES - 40)));
+  }
+
+  /** Latencies recorded by the consumers of a latency phase, from any thread. */
+  static final class Latencies {
+    private final long[] nanos;
+    private int count;
+
+    Latencies(int capacity) {
+      nanos = new long[capacity];
+    }
+
+    /** Records the delivery of an event that carries its send time. */
+    synchronized void delivered(JsonObject event, long now) {
+      if (count < nanos.length) {
+        nanos[count++] = now - event.getJsonObject("payload").getLong("t");
+      }
+    }
+
+    synchronized long[] values() {
+      return Arrays.copyOf(nanos, count);
+    }
+  }
+
+  static double percentile(long[] nanos, double p) {
+    long[] sorted = Arrays.stream(nanos).filter(n -> n > 0).sorted().toArray();
+    if (sorted.length == 0) {
+      return Double.NaN;
+    }
+    return sorted[(int) Math.min(sorted.length - 1, Math.ceil(p / 100 * sorted.length) - 1)] / 1e6;
+  }
+
+  /** The phase's line: confirm and delivery percentiles. */
+  static void printLatency(String what, int rate, int seconds, long[] confirm, Latencies delivery) {
+    System.out.printf("latency    %,d events/s for %d s, %s: publish-confirm p50 %.2f ms, p99 %.2f ms; "
+            + "publish-to-delivery p50 %.2f ms, p99 %.2f ms%n", rate, seconds, what,
+        percentile(confirm, 50), percentile(confirm, 99),
+        percentile(delivery.values(), 50), percentile(delivery.values(), 99));
+  }
+
+  /** CPU seconds each process has used so far. */
+  CpuTimes cpu() {
+    return new CpuTimes(BenchGateway.cpuSeconds(gateway.gatewayProcess()), BenchGateway.cpuSeconds(gateway.redisProcess()),
+        BenchGateway.cpuSeconds(ProcessHandle.current()));
+  }
+
+  record CpuTimes(double gateway, double redis, double client) {
+    String since(CpuTimes before) {
+      return String.format("CPU s: gateway %.1f, redis %.1f, benchmark client %.1f",
+          gateway - before.gateway, redis - before.redis, client - before.client);
+    }
+  }
+}
