@@ -1,6 +1,7 @@
 package io.herald;
 
 import io.herald.ack.AckTrackerVerticle;
+import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
@@ -50,6 +51,12 @@ public final class HeraldNode {
    * @param redisUrl the Redis to use (the configured one, or the embedded one's)
    */
   public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, String redisUrl) {
+    return start(vertx, config, redisUrl, Authenticator.OPEN);
+  }
+
+  /** As {@link #start(Vertx, HeraldConfig, String)}, letting in only whom {@code authenticator} accepts. */
+  public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, String redisUrl,
+      Authenticator authenticator) {
     HeraldConfig.RedisConfig redis = config.redis();
     Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, redisUrl, redis.timeoutMs());
     RedisStore nodeStore = RedisStore.pooled(vertx, redisUrl, redis.poolSize(), redis.timeoutMs());
@@ -68,7 +75,7 @@ public final class HeraldNode {
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, OPEN_HOST, port,
-                config.http(), redis.timeoutMs(), node + "/" + instances.incrementAndGet()),
+                config.http(), redis.timeoutMs(), node + "/" + instances.incrementAndGet(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);

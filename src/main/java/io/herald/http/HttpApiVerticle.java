@@ -3,6 +3,8 @@ package io.herald.http;
 import io.herald.Addresses;
 import io.herald.ack.Acks;
 import io.herald.admin.ConsumerRoutes;
+import io.herald.auth.Authentication;
+import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
@@ -40,6 +42,7 @@ public final class HttpApiVerticle extends VerticleBase {
   private final HeraldConfig.Http http;
   private final long redisTimeoutMs;
   private final String waiterPrefix;
+  private final Authentication authentication;
   private RedisStore store;
   private PublishService publisher;
   private PollService poller;
@@ -48,7 +51,7 @@ public final class HttpApiVerticle extends VerticleBase {
   private HttpServer server;
 
   public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, String host,
-      int port, HeraldConfig.Http http, long redisTimeoutMs, String waiterPrefix) {
+      int port, HeraldConfig.Http http, long redisTimeoutMs, String waiterPrefix, Authenticator authenticator) {
     this.stores = stores;
     this.directory = directory;
     this.host = host;
@@ -56,6 +59,7 @@ public final class HttpApiVerticle extends VerticleBase {
     this.http = http;
     this.redisTimeoutMs = redisTimeoutMs;
     this.waiterPrefix = waiterPrefix;
+    this.authentication = new Authentication(authenticator);
   }
 
   @Override
@@ -69,18 +73,21 @@ public final class HttpApiVerticle extends VerticleBase {
     sockets = new WebSocketGateway(vertx, poller, acks, publisher, http.pingIntervalMs(), http.pongTimeoutMs());
 
     Router router = Router.router(vertx);
-    // before the body handler: an upgrade request's connection becomes the socket
-    router.get("/v1/consumers/:consumer/ws").handler(ctx -> consumer(ctx).onComplete(found -> {
+    router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "UP")));
+    router.get("/health/ready").handler(this::ready);
+    // before the body handler: an upgrade request's connection becomes the socket; credentials
+    // are checked first, so a refused upgrade is an HTTP answer in the handshake
+    router.get("/v1/consumers/:consumer/ws").handler(authentication).handler(ctx -> consumer(ctx).onComplete(found -> {
       if (found.failed()) {
         Responses.error(ctx, ApiException.from(found.cause(), false));
       } else {
         sockets.acceptConsumer(ctx, found.result());
       }
     }));
-    router.get("/v1/ws/publish").handler(sockets::acceptPublisher);
+    router.get("/v1/ws/publish").handler(authentication).handler(sockets::acceptPublisher);
     router.route().handler(BodyHandler.create(false).setBodyLimit(http.maxBodyBytes()));
-    router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "UP")));
-    router.get("/health/ready").handler(this::ready);
+    // after the body handler, which must see the request's first bytes
+    router.route().handler(authentication);
     router.postWithRegex("/v1/topics/(?<topic>.+)/events").handler(this::publish);
     router.post("/v1/consumers/:consumer/poll").handler(this::poll);
     router.get("/v1/consumers/:consumer/poll").handler(this::poll);

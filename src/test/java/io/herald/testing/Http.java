@@ -16,9 +16,26 @@ import java.util.stream.Collectors;
 public final class Http {
   private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private final String base;
+  /** The Authorization header sent, when not null. */
+  private final String authorization;
 
   public Http(String base) {
+    this(base, null);
+  }
+
+  private Http(String base, String authorization) {
     this.base = base;
+    this.authorization = authorization;
+  }
+
+  /** The same client, presenting {@code token} as a bearer token. */
+  public Http withToken(String token) {
+    return withAuthorization("Bearer " + token);
+  }
+
+  /** The same client, sending this Authorization header. */
+  public Http withAuthorization(String authorization) {
+    return new Http(base, authorization);
   }
 
   public record Reply(int status, String body, HttpResponse<String> raw) {
@@ -89,7 +106,10 @@ public final class Http {
     return HttpRequest.BodyPublishers.ofString(body instanceof JsonObject json ? json.encode() : String.valueOf(body));
   }
 
-  private static Reply send(HttpRequest.Builder request) {
+  private Reply send(HttpRequest.Builder request) {
+    if (authorization != null) {
+      request.header("Authorization", authorization);
+    }
     try {
       HttpResponse<String> response = CLIENT.send(request.timeout(Duration.ofSeconds(60)).build(),
           HttpResponse.BodyHandlers.ofString());

@@ -1,6 +1,7 @@
 package io.herald.testing;
 
 import io.herald.HeraldNode;
+import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -23,6 +24,11 @@ public final class TestNode implements AutoCloseable {
 
   /** {@code config}: herald.json content; the port is always a free one. */
   public static TestNode start(TestRedis redis, JsonObject config) {
+    return start(redis, config, Authenticator.OPEN);
+  }
+
+  /** A node that lets in only whom {@code authenticator} accepts. */
+  public static TestNode start(TestRedis redis, JsonObject config, Authenticator authenticator) {
     JsonObject tree = config.copy();
     tree.put("http", tree.getJsonObject("http", new JsonObject()).copy().put("port", 0).put("instances", 2));
     // the test's Redis, unless the test points the node elsewhere (e.g. through a proxy)
@@ -31,7 +37,7 @@ public final class TestNode implements AutoCloseable {
     tree.put("scheduler", tree.getJsonObject("scheduler", new JsonObject()).copy().put("tickMs", 10));
     Vertx vertx = Vertx.vertx();
     try {
-      HeraldNode node = HeraldNode.start(vertx, HeraldConfig.from(tree), url).await();
+      HeraldNode node = HeraldNode.start(vertx, HeraldConfig.from(tree), url, authenticator).await();
       return new TestNode(vertx, node);
     } catch (RuntimeException e) {
       vertx.close().await();
