@@ -1,5 +1,5 @@
 -- Acknowledges deliveries by ackId and by batchAckId. Only an event's latest delivery can be acked.
--- KEYS[10..] batch keys, one per batchAckId
+-- KEYS[11..] batch keys, one per batchAckId
 -- ARGV[1] number of ackIds, ARGV[2..] the ackIds
 -- Returns {statuses of the ackIds in order, then per batch key {ackId, status, ...} ({} if unknown)},
 -- or -1 when the consumer does not exist.
@@ -34,7 +34,7 @@ for i = 2, tonumber(ARGV[1]) + 1 do
   table.insert(statuses, ack(ARGV[i]))
 end
 local result = {statuses}
-for k = 10, #KEYS do
+for k = 11, #KEYS do
   local rows = {}
   local members = redis.call('GET', KEYS[k])
   if members then

@@ -12,16 +12,19 @@
 -- KEYS[7] stale       ZSET   eventId -> time it may be handed out again (deadline + backoff)
 -- KEYS[8] deliveries  HASH   eventId -> "deliveryCount:arrivalSequence" while handed out
 -- KEYS[9] first       ZSET   eventId -> time of its first hand-out, while unacked
--- Scripts may add keys of their own from KEYS[10] on.
+-- KEYS[10] polls      ZSET   request id -> time, the poll requests of the last second (rate limit)
+-- Scripts may add keys of their own from KEYS[11] on.
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local K = {
   meta = KEYS[1], backlog = KEYS[2], events = KEYS[3], expiry = KEYS[4], waiters = KEYS[5],
-  pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9],
+  pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9], polls = KEYS[10],
 }
 -- The consumer's name, as its keys spell it.
 local CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
 -- A node's wake-up channel is this prefix and its id (Keys.wakeChannel on the Java side).
 local WAKE_CHANNEL_PREFIX = 'herald:wake:'
+-- Where a consumer's block is announced to every node (Keys.THROTTLE_CHANNEL).
+local THROTTLE_CHANNEL = 'herald:throttle'
 -- Acked events are remembered in bitmaps of 65536 arrival sequences each, so remembering an ack
 -- costs one bit rather than a sorted-set entry. The key shares the hash tag of KEYS[1] and names
 -- the consumer's salt: a consumer deleted and created again starts its sequence anew, and must not
@@ -200,4 +203,32 @@ local function wake_waiter(cfg)
       if redis.call('PUBLISH', WAKE_CHANNEL_PREFIX .. node, first[1] .. ' ' .. CONSUMER) > 0 then return end
     end
   end
+end
+
+-- The rate limit. Poll requests of the last second are kept in a sliding log (K.polls), so no
+-- one-second window, wherever its edges fall, admits more than tps of them. The request beyond
+-- blocks the consumer for blockMs (meta blockedUntil) and is announced to every node.
+-- counted: this is a client's poll request (not a re-attempt or a push fetch); id: unique to it.
+-- Returns nil when the request may go on, else the ms left of the block.
+local function throttle(now, counted, id)
+  local v = redis.call('HMGET', K.meta, 'blockedUntil', 'rateTps', 'rateBlockMs')
+  local blockedUntil = tonumber(v[1])
+  if blockedUntil and blockedUntil > now then
+    if counted then redis.call('HINCRBY', K.meta, 'throttled', 1) end
+    return blockedUntil - now
+  end
+  if not counted then return nil end
+  -- consumers stored before the rate limit existed have the protocol's defaults
+  local tps, blockMs = tonumber(v[2]) or 100, tonumber(v[3]) or 45000
+  redis.call('ZREMRANGEBYSCORE', K.polls, '-inf', now - 1000)
+  if redis.call('ZCARD', K.polls) >= tps then
+    redis.call('DEL', K.polls)
+    redis.call('HSET', K.meta, 'blockedUntil', now + blockMs)
+    count({throttled = 1, blocks = 1})
+    redis.call('PUBLISH', THROTTLE_CHANNEL, CONSUMER .. ' ' .. blockMs)
+    return blockMs
+  end
+  redis.call('ZADD', K.polls, now, id)
+  redis.call('PEXPIRE', K.polls, 1000)
+  return nil
 end

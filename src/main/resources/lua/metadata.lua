@@ -1,6 +1,7 @@
 -- A consumer's counts and totals.
 -- Returns {now, backlog, unacked, stale, oldestBacklogPublishedAt, oldestUnackedFirstDelivery,
---          spooledBytes, published, delivered, acked, redelivered, expired}, or -1 if unknown.
+--          spooledBytes, published, delivered, acked, redelivered, expired, throttled, blocks,
+--          blockedUntil (0 if not blocked)}, or -1 if unknown.
 local cfg = settings()
 if not cfg then return -1 end
 local now = now_ms()
@@ -14,10 +15,11 @@ local oldestUnacked = -1
 local first = redis.call('ZRANGE', K.first, 0, 0, 'WITHSCORES')
 if first[2] then oldestUnacked = tonumber(first[2]) end
 local totals = redis.call('HMGET', K.meta, 'spooledBytes', 'published', 'delivered', 'acked',
-  'redelivered', 'expired')
+  'redelivered', 'expired', 'throttled', 'blocks', 'blockedUntil')
 local result = {now, redis.call('ZCARD', K.backlog), pending + stale, overdue + stale,
   oldestBacklog, oldestUnacked}
 for _, v in ipairs(totals) do
   table.insert(result, tonumber(v or '0'))
 end
+if result[#result] <= now then result[#result] = 0 end
 return result

@@ -1,16 +1,23 @@
 -- Hands out one batch: stale deliveries whose backoff has passed first, then new events in
 -- arrival order while the consumer's unacked count is below maxUnacked.
--- KEYS[10] the batch key (its batchAckId), written only when events are handed out.
+-- KEYS[11] the batch key (its batchAckId), written only when events are handed out.
 -- ARGV[1] most events to hand out
 -- ARGV[2] the poll's waiter id when it is a long poll, else ''
 -- ARGV[3] how long the long poll still waits, ms: when nothing is handed out and this is above 0,
 --         the poll parks in the waiters set until a wake-up (wake_waiter); otherwise it leaves it
--- Returns {1, now, heldBack, nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, or {-1} when
--- the consumer does not exist. nextDue: when the scheduler next has work for the consumer (an ack
+-- ARGV[4] the request's id when this attempt counts against the rate limit (a client's poll
+--         request, first attempt), else ''
+-- Returns {1, now, heldBack, nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
+-- the consumer does not exist, or {-2, ms left} when it is blocked by its rate limit. nextDue: when the scheduler next has work for the consumer (an ack
 -- deadline or a retention expiry), -1 if never. In auto ack mode ackIds and deadlines are ''.
 local cfg = settings()
 if not cfg then return {-1} end
 local now = now_ms()
+local blocked = throttle(now, ARGV[4] ~= '', ARGV[4])
+if blocked then
+  if ARGV[2] ~= '' then redis.call('ZREM', K.waiters, ARGV[2]) end
+  return {-2, blocked}
+end
 local max = tonumber(ARGV[1])
 local deadline = now + cfg.ackTimeoutMs
 local deadlineArg, nowArg = string.format('%d', deadline), string.format('%d', now)
@@ -92,7 +99,7 @@ touch_acked()
 out[4] = next_due(cfg, #ackIds > 0 and deadline or nil)
 
 if #ackIds > 0 then
-  redis.call('SET', KEYS[10], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
+  redis.call('SET', KEYS[11], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
 end
 
 local waiter, wait = ARGV[2], tonumber(ARGV[3])

@@ -4,6 +4,8 @@ package io.herald;
 public final class Addresses {
   /** Published to every verticle of the node: wake every long poll, wake-ups may have been missed. */
   public static final String WAKE_ALL = "herald.wake";
+  /** Published to every verticle of the node: "consumer blockMs", a consumer went over its rate limit. */
+  public static final String BLOCKED = "herald.blocked";
   /** Point-to-point: ack requests for the ack tracker. */
   public static final String ACKS = "herald.acks";
 

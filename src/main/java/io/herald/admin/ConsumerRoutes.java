@@ -106,6 +106,7 @@ public final class ConsumerRoutes {
     long now = r.get(0).toLong();
     long oldestBacklog = r.get(4).toLong();
     long oldestUnacked = r.get(5).toLong();
+    long blockedUntil = r.get(14).toLong();
     return new JsonObject()
         .put("consumer", settings.name())
         .put("backlog", r.get(1).toLong())
@@ -119,7 +120,10 @@ public final class ConsumerRoutes {
             .put("delivered", r.get(8).toLong())
             .put("acked", r.get(9).toLong())
             .put("redelivered", r.get(10).toLong())
-            .put("expired", r.get(11).toLong()))
+            .put("expired", r.get(11).toLong())
+            .put("throttled", r.get(12).toLong())
+            .put("blocks", r.get(13).toLong()))
+        .put("blockedUntil", blockedUntil > 0 ? blockedUntil : null)
         .put("config", settings.toJson());
   }
 

@@ -17,9 +17,11 @@ import java.util.List;
  * @param redelivery       backoff before a stale delivery is handed out again
  * @param redeliverOnDisconnect true: when a socket closes, its unacked deliveries become stale at
  *                              once instead of at their deadlines (default false)
+ * @param rateLimit        poll requests allowed across all nodes, and what happens beyond
  */
 public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode ackMode, long ackTimeoutMs,
-    int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery, boolean redeliverOnDisconnect) {
+    int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery, boolean redeliverOnDisconnect,
+    RateLimit rateLimit) {
 
   public enum AckMode {
     EXPLICIT, AUTO;
@@ -37,6 +39,24 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
    * @param maxDelayMs     cap (0 .. 1 d, default 60 s)
    */
   public record Redelivery(long initialDelayMs, double multiplier, long maxDelayMs) {}
+
+  /**
+   * Over {@code tps} poll requests in any one second, the consumer is blocked for {@code blockMs}.
+   *
+   * @param tps              poll requests per second, across all nodes (1..100000, default 100)
+   * @param blockMs          how long a consumer over the limit is blocked (1 s .. 1 h, default 45 s)
+   * @param graceMs          how long its sockets stay open after the first notice (0..blockMs, default 15 s)
+   * @param noticeIntervalMs how often its sockets are told (100 ms .. 60 s, default 2 s)
+   * @param closeMode        how its sockets are closed when the grace ends
+   */
+  public record RateLimit(int tps, long blockMs, long graceMs, long noticeIntervalMs, CloseMode closeMode) {}
+
+  public enum CloseMode {
+    /** Dropped without a close frame: clients see 1006. */
+    DROP,
+    /** A close frame 1008 Too Many Requests. */
+    POLICY
+  }
 
   /** Reads settings, reporting every bad field through {@code reader}'s errors. */
   public static ConsumerSettings read(String name, SettingsReader reader) {
@@ -60,9 +80,17 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         backoff.integer("maxDelayMs", 60_000, 0, 86_400_000));
     backoff.finish();
     boolean redeliverOnDisconnect = reader.bool("redeliverOnDisconnect", false);
+    SettingsReader limit = reader.section("rateLimit");
+    long tps = limit.integer("tps", 100, 1, 100_000);
+    long blockMs = limit.integer("blockMs", 45_000, 1_000, 3_600_000);
+    RateLimit rateLimit = new RateLimit((int) tps, blockMs,
+        limit.integer("graceMs", Math.min(15_000, blockMs), 0, blockMs),
+        limit.integer("noticeIntervalMs", 2_000, 100, 60_000),
+        CloseMode.valueOf(limit.oneOf("closeMode", "drop", List.of("drop", "policy")).toUpperCase(java.util.Locale.ROOT)));
+    limit.finish();
     reader.finish();
     return new ConsumerSettings(name, List.copyOf(topics), AckMode.valueOf(ackMode.toUpperCase(java.util.Locale.ROOT)),
-        ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect);
+        ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect, rateLimit);
   }
 
   /** Parses settings sent by a client or stored in Redis; throws with every bad field. */
@@ -97,13 +125,20 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
             .put("initialDelayMs", redelivery.initialDelayMs())
             .put("multiplier", redelivery.multiplier())
             .put("maxDelayMs", redelivery.maxDelayMs()))
-        .put("redeliverOnDisconnect", redeliverOnDisconnect);
+        .put("redeliverOnDisconnect", redeliverOnDisconnect)
+        .put("rateLimit", new JsonObject()
+            .put("tps", rateLimit.tps())
+            .put("blockMs", rateLimit.blockMs())
+            .put("graceMs", rateLimit.graceMs())
+            .put("noticeIntervalMs", rateLimit.noticeIntervalMs())
+            .put("closeMode", rateLimit.closeMode().name().toLowerCase(java.util.Locale.ROOT)));
   }
 
   /** The settings the Redis scripts read from the consumer's meta hash, as name/value pairs. */
   public List<Object> scriptFields() {
     return List.of("ackMode", ackMode.wire(), "ackTimeoutMs", ackTimeoutMs, "maxUnacked", maxUnacked,
         "retentionMs", retentionMs, "initialDelayMs", redelivery.initialDelayMs(),
-        "multiplier", redelivery.multiplier(), "maxDelayMs", redelivery.maxDelayMs());
+        "multiplier", redelivery.multiplier(), "maxDelayMs", redelivery.maxDelayMs(),
+        "rateTps", rateLimit.tps(), "rateBlockMs", rateLimit.blockMs());
   }
 }

@@ -14,8 +14,8 @@ import java.util.function.Supplier;
 
 /**
  * Carries Redis pub/sub into this node: wake-ups for its parked polls (events published, acked or
- * due on any node) go over the event bus to the verticle instance of the poll, settings changes
- * reload the consumer directory. Reconnects when the subscription drops, and then assumes it missed
+ * due on any node) go over the event bus to the verticle instance of the poll, rate-limit blocks
+ * to every instance (for their sockets), settings changes reload the consumer directory. Reconnects when the subscription drops, and then assumes it missed
  * something: it reloads every consumer and wakes every parked poll.
  */
 public final class NotificationVerticle extends VerticleBase {
@@ -58,7 +58,7 @@ public final class NotificationVerticle extends VerticleBase {
       conn.handler(this::onMessage);
       conn.exceptionHandler(failure -> resubscribeLater());
       conn.endHandler(ended -> resubscribeLater());
-      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(Keys.ADMIN_CHANNEL)).mapEmpty();
+      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(Keys.THROTTLE_CHANNEL).arg(Keys.ADMIN_CHANNEL)).mapEmpty();
     });
   }
 
@@ -74,6 +74,8 @@ public final class NotificationVerticle extends VerticleBase {
       if (instanceEnd > 0) {
         vertx.eventBus().send(Addresses.wake(body.substring(0, instanceEnd)), body);
       }
+    } else if (channel.equals(Keys.THROTTLE_CHANNEL)) {
+      vertx.eventBus().publish(Addresses.BLOCKED, body);
     } else if (channel.equals(Keys.ADMIN_CHANNEL)) {
       directory.reload(body).onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
           "Could not reload consumer " + body + ": " + failure.getMessage()));

@@ -62,11 +62,14 @@ public final class PollService {
    * @param maxEvents most events wanted (further capped by the consumer's maxPollRecords)
    * @param waitMs    0: answer at once; else wait up to this long for at least one event
    * @param gone      completes when the client went away, ending the wait
-   * @return the batch handed out (empty when the wait ended with nothing)
+   * @param counted   a client's poll request, which counts against the consumer's rate limit (a
+   *                  socket's push fetches do not)
+   * @return the batch handed out (empty when the wait ended with nothing); fails with
+   *     TOO_MANY_REQUESTS while the consumer is blocked by its rate limit
    */
-  public Future<Batch> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone) {
+  public Future<Batch> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone, boolean counted) {
     Poll poll = new Poll(consumer, Math.min(maxEvents, consumer.maxPollRecords()),
-        System.nanoTime() + waitMs * 1_000_000, waitMs > 0);
+        System.nanoTime() + waitMs * 1_000_000, waitMs > 0, counted);
     gone.onComplete(ignored -> poll.stop());
     poll.attempt();
     return poll.answer.future();
@@ -80,13 +83,16 @@ public final class PollService {
     private final Promise<Batch> answer = Promise.promise();
     /** Only long polls wait for wake-ups. */
     private final Waiters.Waiter waiter;
+    /** Whether the next attempt counts against the rate limit: only a counted poll's first. */
+    private boolean countNext;
     private long timer = -1;
 
-    Poll(ConsumerSettings consumer, int max, long giveUpAt, boolean waits) {
+    Poll(ConsumerSettings consumer, int max, long giveUpAt, boolean waits, boolean counted) {
       this.consumer = consumer;
       this.max = max;
       this.giveUpAt = giveUpAt;
       this.waiter = waits ? waiters.open(consumer.name()) : null;
+      this.countNext = counted;
     }
 
     void attempt() {
@@ -97,11 +103,15 @@ public final class PollService {
       if (waiter != null) {
         waiter.attempting();
       }
-      store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs))
+      String countedAs = countNext ? batchAckId : "";
+      countNext = false;
+      store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs, countedAs))
           .onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, true))))
           .onSuccess(reply -> {
-            if (reply.get(0).toInteger() < 0) {
-              finish(Future.failedFuture(ApiException.unknownConsumer(consumer.name())));
+            int status = reply.get(0).toInteger();
+            if (status < 0) {
+              finish(Future.failedFuture(status == -2 ? ApiException.tooManyRequests(reply.get(1).toLong())
+                  : ApiException.unknownConsumer(consumer.name())));
               return;
             }
             int handed = (reply.size() - 4) / 4;

@@ -9,15 +9,27 @@ import io.vertx.core.json.JsonObject;
 public final class ApiException extends RuntimeException {
   private final ErrorCode code;
   private final JsonObject details;
+  /** For TOO_MANY_REQUESTS: ms until the block ends; else 0. */
+  private final long retryAfterMs;
 
   public ApiException(ErrorCode code, String message) {
     this(code, message, null);
   }
 
   public ApiException(ErrorCode code, String message, JsonObject details) {
+    this(code, message, details, 0);
+  }
+
+  private ApiException(ErrorCode code, String message, JsonObject details, long retryAfterMs) {
     super(message, null, false, false);
     this.code = code;
     this.details = details;
+    this.retryAfterMs = retryAfterMs;
+  }
+
+  /** The consumer is blocked by its rate limit for {@code retryAfterMs} more; the message is the protocol's. */
+  public static ApiException tooManyRequests(long retryAfterMs) {
+    return new ApiException(ErrorCode.TOO_MANY_REQUESTS, "Too Many Requests", null, retryAfterMs);
   }
 
   public static ApiException invalid(String field, String message) {
@@ -60,6 +72,15 @@ public final class ApiException extends RuntimeException {
 
   public JsonObject details() {
     return details;
+  }
+
+  public long retryAfterMs() {
+    return retryAfterMs;
+  }
+
+  /** The whole seconds left until a retry may succeed (Retry-After), at least 1. */
+  public long retryAfterSeconds() {
+    return Math.max(1, (retryAfterMs + 999) / 1000);
   }
 
   /** The protocol's HTTP error body. */

@@ -12,6 +12,7 @@ import io.herald.delivery.Batch;
 import io.herald.delivery.PollService;
 import io.herald.publish.PublishService;
 import io.herald.store.RedisStore;
+import io.herald.throttle.RateLimiter;
 import io.herald.ws.WebSocketGateway;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -70,21 +71,22 @@ public final class HttpApiVerticle extends VerticleBase {
     vertx.eventBus().<String>localConsumer(Addresses.wake(waiterPrefix), message -> poller.wake(message.body()));
     vertx.eventBus().localConsumer(Addresses.WAKE_ALL, message -> poller.wakeAll());
     acks = new Acks(vertx, redisTimeoutMs);
-    sockets = new WebSocketGateway(vertx, poller, acks, publisher, http.pingIntervalMs(), http.pongTimeoutMs());
+    sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, publisher, http.pingIntervalMs(),
+        http.pongTimeoutMs());
+    vertx.eventBus().<String>localConsumer(Addresses.BLOCKED, message -> {
+      String[] block = message.body().split(" ");
+      sockets.blocked(block[0], Long.parseLong(block[1]));
+    });
 
     Router router = Router.router(vertx);
     router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);
-    // before the body handler: an upgrade request's connection becomes the socket; credentials
-    // are checked first, so a refused upgrade is an HTTP answer in the handshake
-    router.get("/v1/consumers/:consumer/ws").handler(authentication).handler(ctx -> consumer(ctx).onComplete(found -> {
-      if (found.failed()) {
-        Responses.error(ctx, ApiException.from(found.cause(), false));
-      } else {
-        sockets.acceptConsumer(ctx, found.result());
-      }
-    }));
-    router.get("/v1/ws/publish").handler(authentication).handler(sockets::acceptPublisher);
+    // before the body handler: an upgrade request's connection becomes the socket. Credentials, the
+    // consumer and its rate limit are checked first, so a refused upgrade is an HTTP answer in the
+    // handshake; the request stays paused meanwhile, as an upgrade needs it unread.
+    router.get("/v1/consumers/:consumer/ws").handler(HttpApiVerticle::pause).handler(authentication)
+        .handler(this::consumerSocket);
+    router.get("/v1/ws/publish").handler(HttpApiVerticle::pause).handler(authentication).handler(sockets::acceptPublisher);
     router.route().handler(BodyHandler.create(false).setBodyLimit(http.maxBodyBytes()));
     // after the body handler, which must see the request's first bytes
     router.route().handler(authentication);
@@ -114,6 +116,21 @@ public final class HttpApiVerticle extends VerticleBase {
     return sockets.closeAll().eventually(server::close).eventually(store::close);
   }
 
+  private void consumerSocket(RoutingContext ctx) {
+    consumer(ctx).onComplete(found -> {
+      if (found.failed()) {
+        Responses.error(ctx, ApiException.from(found.cause(), false));
+      } else {
+        sockets.acceptConsumer(ctx, found.result());
+      }
+    });
+  }
+
+  private static void pause(RoutingContext ctx) {
+    ctx.request().pause();
+    ctx.next();
+  }
+
   private void ready(RoutingContext ctx) {
     store.send(Request.cmd(Command.PING)).onComplete(done -> {
       if (done.succeeded()) {
@@ -139,7 +156,7 @@ public final class HttpApiVerticle extends VerticleBase {
       ctx.response().closeHandler(v -> gone.tryComplete());
       return consumer(ctx).compose(consumer -> poller.poll(consumer,
               maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(),
-              waitMs == null ? 0 : waitMs, gone.future()))
+              waitMs == null ? 0 : waitMs, gone.future(), true))
           .map(Batch::json);
     });
   }

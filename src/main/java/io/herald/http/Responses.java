@@ -53,6 +53,9 @@ public final class Responses {
     if (error.code() == ErrorCode.INTERNAL_ERROR) {
       LOG.log(System.Logger.Level.ERROR, "Internal error on " + ctx.request().method() + " " + ctx.request().path());
     }
+    if (error.code() == ErrorCode.TOO_MANY_REQUESTS && !ctx.response().headWritten()) {
+      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, String.valueOf(error.retryAfterSeconds()));
+    }
     json(ctx, error.code().status(), error.toJson());
   }
 

@@ -15,6 +15,8 @@ public final class Keys {
   public static final String DUE_VERSIONS = "herald:{sched}:versions";
   /** HASH {ms, seq}: the time and sequence eventIds are made of. */
   public static final String EVENT_ID_CLOCK = "herald:{ids}:clock";
+  /** Pub/sub channel: "consumer blockMs", published when a consumer goes over its rate limit. */
+  public static final String THROTTLE_CHANNEL = "herald:throttle";
   /** Pub/sub channel: a consumer name, published when its settings changed. */
   public static final String ADMIN_CHANNEL = "herald:admin";
 
@@ -36,7 +38,7 @@ public final class Keys {
   public static List<String> consumer(String consumer) {
     String p = prefix(consumer);
     return List.of(p + "meta", p + "backlog", p + "events", p + "expiry", waiters(consumer),
-        p + "pending", p + "stale", p + "deliveries", p + "first");
+        p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls");
   }
 
   /** The consumer's set of parked long polls (KEYS[5] of the per-consumer scripts). */

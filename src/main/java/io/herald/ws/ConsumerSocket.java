@@ -6,6 +6,7 @@ import io.herald.delivery.PollService;
 import io.herald.http.ApiException;
 import io.herald.http.ErrorCode;
 import io.herald.http.Requests;
+import io.herald.throttle.RateLimiter;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -19,30 +20,69 @@ import java.util.List;
 /**
  * One consumer's WebSocket: text frames of one JSON object each, answered by type. A bad frame gets
  * an error frame in the protocol's envelope and the socket stays usable.
+ *
+ * <p>When the consumer goes over its rate limit (told by any node, or found by a refused poll),
+ * the socket is told with a 429 error frame at once and every {@code noticeIntervalMs}; polls are
+ * refused (by Redis, which holds the block) while acks go on; after {@code graceMs} the socket is
+ * dropped without a close frame, or closed with 1008 under {@code closeMode: "policy"}.
  */
 final class ConsumerSocket {
   private static final List<String> NOT_YET = List.of("nack", "extend");
+  private static final short POLICY_VIOLATION = 1008;
 
+  private final Vertx vertx;
   private final ServerWebSocket socket;
+  /** Ends the connection without a close frame. */
+  private final Runnable drop;
   private final ConsumerSettings consumer;
   private final PollService poller;
+  private final RateLimiter rateLimiter;
   private final Acks acks;
   private final Promise<Void> closed = Promise.promise();
   private final PushStream push;
+  private long noticeTimer = -1;
 
-  ConsumerSocket(Vertx vertx, ServerWebSocket socket, ConsumerSettings consumer, PollService poller, Acks acks) {
+  ConsumerSocket(Vertx vertx, ServerWebSocket socket, Runnable drop, ConsumerSettings consumer, PollService poller,
+      RateLimiter rateLimiter, Acks acks) {
+    this.vertx = vertx;
     this.socket = socket;
+    this.drop = drop;
     this.consumer = consumer;
     this.poller = poller;
+    this.rateLimiter = rateLimiter;
     this.acks = acks;
     this.push = new PushStream(vertx, consumer, poller,
         batch -> Frames.send(socket, Frames.frame("batch", null, batch)),
-        () -> !socket.writeQueueFull());
+        () -> !socket.writeQueueFull(), this::blocked);
+  }
+
+  ConsumerSettings consumer() {
+    return consumer;
+  }
+
+  /** The consumer is blocked by its rate limit for {@code blockMs} more: notices, then the socket goes. */
+  void blocked(long blockMs) {
+    if (noticeTimer >= 0 || socket.isClosed()) {
+      return; // already on its way out
+    }
+    ConsumerSettings.RateLimit limit = consumer.rateLimit();
+    push.stop();
+    Frames.sendError(socket, null, ApiException.tooManyRequests(blockMs));
+    noticeTimer = vertx.setPeriodic(limit.noticeIntervalMs(), t -> Frames.sendError(socket, null,
+        ApiException.tooManyRequests(blockMs)));
+    vertx.setTimer(Math.max(1, Math.min(limit.graceMs(), blockMs)), t -> {
+      if (limit.closeMode() == ConsumerSettings.CloseMode.POLICY) {
+        socket.close(POLICY_VIOLATION, "Too Many Requests");
+      } else {
+        drop.run();
+      }
+    });
   }
 
   void start() {
     socket.closeHandler(v -> {
       closed.tryComplete();
+      vertx.cancelTimer(noticeTimer);
       push.stop();
       if (consumer.redeliverOnDisconnect()) {
         // if this fails the deliveries still come back at their deadlines
@@ -73,7 +113,11 @@ final class ConsumerSocket {
       if (done.succeeded()) {
         Frames.send(socket, done.result());
       } else {
-        Frames.sendError(socket, requestId, ApiException.from(done.cause(), true));
+        ApiException error = ApiException.from(done.cause(), true);
+        Frames.sendError(socket, requestId, error);
+        if (error.code() == ErrorCode.TOO_MANY_REQUESTS) {
+          blocked(error.retryAfterMs());
+        }
       }
     });
   }
@@ -91,7 +135,7 @@ final class ConsumerSocket {
         only(message, "maxEvents");
         Long maxEvents = Requests.integer(message, "maxEvents", 1, 1000);
         return poller.poll(consumer, maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(), 0,
-                closed.future())
+                closed.future(), true)
             .map(batch -> {
               push.track(batch);
               return Frames.frame("batch", requestId, batch.json());
@@ -103,9 +147,10 @@ final class ConsumerSocket {
         if (window == null) {
           throw ApiException.invalid("window", "is required: 1.." + consumer.maxUnacked());
         }
-        push.start(window.intValue());
-        return Future.succeededFuture(Frames.frame("subscribed", requestId,
-            new JsonObject().put("window", window).toBuffer()));
+        return rateLimiter.admit(consumer).map(admitted -> {
+          push.start(window.intValue());
+          return Frames.frame("subscribed", requestId, new JsonObject().put("window", window).toBuffer());
+        });
       }
       case "unsubscribe" -> {
         only(message);

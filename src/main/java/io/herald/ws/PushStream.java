@@ -3,6 +3,8 @@ package io.herald.ws;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.Batch;
 import io.herald.delivery.PollService;
+import io.herald.http.ApiException;
+import io.herald.http.ErrorCode;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -13,6 +15,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 
 /**
  * Push mode of one socket: keeps at most {@code window} of its deliveries unacked, fetching with
@@ -30,18 +33,21 @@ final class PushStream {
   private final PollService poller;
   private final Consumer<Buffer> push;
   private final BooleanSupplier writable;
+  private final LongConsumer blocked;
   private final Set<String> outstanding = new HashSet<>();
   private int window;
   private boolean fetching;
   private Promise<Void> stopped = Promise.promise();
 
+  /** @param blocked told the ms left when a fetch finds the consumer blocked by its rate limit */
   PushStream(Vertx vertx, ConsumerSettings consumer, PollService poller, Consumer<Buffer> push,
-      BooleanSupplier writable) {
+      BooleanSupplier writable, LongConsumer blocked) {
     this.vertx = vertx;
     this.consumer = consumer;
     this.poller = poller;
     this.push = push;
     this.writable = writable;
+    this.blocked = blocked;
   }
 
   void start(int window) {
@@ -85,12 +91,15 @@ final class PushStream {
       return;
     }
     fetching = true;
-    poller.poll(consumer, Math.min(room, consumer.maxPollRecords()), FETCH_WAIT_MS, stopped.future())
+    // push fetches are not poll requests of the client: they do not count against its rate limit
+    poller.poll(consumer, Math.min(room, consumer.maxPollRecords()), FETCH_WAIT_MS, stopped.future(), false)
         .onComplete(done -> {
           fetching = false;
           if (done.succeeded()) {
             deliver(done.result());
             fetch();
+          } else if (done.cause() instanceof ApiException refused && refused.code() == ErrorCode.TOO_MANY_REQUESTS) {
+            blocked.accept(refused.retryAfterMs());
           } else if (!stopped.future().isComplete()) {
             // Redis trouble: try again a little later rather than spin
             vertx.setTimer(500, t -> fetch());

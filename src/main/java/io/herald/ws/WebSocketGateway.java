@@ -7,14 +7,20 @@ import io.herald.http.ApiException;
 import io.herald.http.ErrorCode;
 import io.herald.http.Responses;
 import io.herald.publish.PublishService;
+import io.herald.throttle.RateLimiter;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.net.impl.ConnectionBase;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The WebSocket gateway: consumer sockets ({@code GET /v1/consumers/{consumer}/ws}) and publishing
@@ -31,54 +37,103 @@ public final class WebSocketGateway {
   private final PublishService publisher;
   private final long pingIntervalMs;
   private final long pongTimeoutMs;
-  private final Set<ServerWebSocket> open = new HashSet<>();
+  private final RateLimiter rateLimiter;
+  private final Set<ServerWebSocket> sockets = new HashSet<>();
+  /** The consumer sockets of this instance, by consumer: a block reaches all of them. */
+  private final Map<String, Set<ConsumerSocket>> byConsumer = new HashMap<>();
 
-  public WebSocketGateway(Vertx vertx, PollService poller, Acks acks, PublishService publisher,
-      long pingIntervalMs, long pongTimeoutMs) {
+  public WebSocketGateway(Vertx vertx, PollService poller, RateLimiter rateLimiter, Acks acks,
+      PublishService publisher, long pingIntervalMs, long pongTimeoutMs) {
     this.vertx = vertx;
     this.poller = poller;
+    this.rateLimiter = rateLimiter;
     this.acks = acks;
     this.publisher = publisher;
     this.pingIntervalMs = pingIntervalMs;
     this.pongTimeoutMs = pongTimeoutMs;
   }
 
-  /** Upgrades the request to a socket of {@code consumer}, checked before the handshake completes. */
+  /**
+   * Upgrades the request to a socket of {@code consumer}; while the consumer is blocked by its rate
+   * limit the handshake is refused with 429.
+   */
   public void acceptConsumer(RoutingContext ctx, ConsumerSettings consumer) {
-    upgrade(ctx).onSuccess(socket -> new ConsumerSocket(vertx, socket, consumer, poller, acks).start());
+    rateLimiter.checkNotBlocked(consumer).onComplete(checked -> {
+      if (checked.failed()) {
+        Responses.error(ctx, ApiException.from(checked.cause(), false));
+        return;
+      }
+      HttpConnection connection = ctx.request().connection();
+      upgrade(ctx, socket -> {
+        ConsumerSocket opened = new ConsumerSocket(vertx, socket, () -> drop(connection, socket), consumer, poller,
+            rateLimiter, acks);
+        Set<ConsumerSocket> ofConsumer = byConsumer.computeIfAbsent(consumer.name(), name -> new HashSet<>());
+        ofConsumer.add(opened);
+        opened.start();
+        return () -> {
+          ofConsumer.remove(opened);
+          if (ofConsumer.isEmpty()) {
+            byConsumer.remove(consumer.name(), ofConsumer);
+          }
+        };
+      });
+    });
+  }
+
+  /** The consumer went over its rate limit (on any node): every socket of it here is told, then goes. */
+  public void blocked(String consumer, long blockMs) {
+    for (ConsumerSocket socket : List.copyOf(byConsumer.getOrDefault(consumer, Set.of()))) {
+      socket.blocked(blockMs);
+    }
   }
 
   /** Upgrades the request to a publishing socket. */
   public void acceptPublisher(RoutingContext ctx) {
-    upgrade(ctx).onSuccess(socket -> new PublishSocket(socket, publisher).start());
+    upgrade(ctx, socket -> {
+      new PublishSocket(socket, publisher).start();
+      return () -> {};
+    });
+  }
+
+  /**
+   * Ends a socket's connection without a close frame, so that its client sees 1006 (which RFC 6455
+   * forbids sending). Vert.x has no API for that: this closes the channel of the connection's
+   * implementation class, or, should that ever change, closes the socket cleanly instead.
+   */
+  private static void drop(HttpConnection connection, ServerWebSocket socket) {
+    if (connection instanceof ConnectionBase base) {
+      // from the head of the pipeline: Vert.x' own handler would send a close frame first
+      base.channel().pipeline().firstContext().close();
+    } else {
+      socket.close();
+    }
   }
 
   /** Closes every socket with 1001 Going Away, for a node that shuts down. */
   public Future<Void> closeAll() {
     List<Future<Void>> closing = new ArrayList<>();
-    for (ServerWebSocket socket : List.copyOf(open)) {
+    for (ServerWebSocket socket : List.copyOf(sockets)) {
       closing.add(socket.close(GOING_AWAY, "Going Away"));
     }
     return Future.join(closing).mapEmpty();
   }
 
-  private Future<ServerWebSocket> upgrade(RoutingContext ctx) {
+  /**
+   * Upgrades, with heartbeats and frame limits, then hands the socket to {@code open}, which returns
+   * what to do when the socket is gone.
+   */
+  private void upgrade(RoutingContext ctx, Function<ServerWebSocket, Runnable> open) {
     if (!ctx.request().canUpgradeToWebSocket()) {
-      ApiException notUpgrade = new ApiException(ErrorCode.INVALID_REQUEST, "This route only upgrades to a WebSocket");
-      Responses.error(ctx, notUpgrade);
-      return Future.failedFuture(notUpgrade);
+      Responses.error(ctx, new ApiException(ErrorCode.INVALID_REQUEST, "This route only upgrades to a WebSocket"));
+      return;
     }
-    return ctx.request().toWebSocket()
+    ctx.request().toWebSocket()
         .onSuccess(socket -> {
-          open.add(socket);
+          sockets.add(socket);
           Heartbeat heartbeat = new Heartbeat(vertx, socket, pingIntervalMs, pongTimeoutMs);
           heartbeat.start();
           // every frame counts as a sign of life; the sockets' own handlers see the messages
           socket.frameHandler(frame -> heartbeat.heard());
-          socket.endHandler(v -> {
-            open.remove(socket);
-            heartbeat.stop();
-          });
           // Vert.x drops a message over maxWebSocketMessageSize and reports it here, leaving the
           // socket open; the protocol closes it with 1009 (Netty closes for one oversized frame)
           socket.exceptionHandler(failure -> {
@@ -88,6 +143,12 @@ public final class WebSocketGateway {
           });
           socket.binaryMessageHandler(binary ->
               Frames.sendError(socket, null, ApiException.invalid("frame", "frames are JSON text")));
+          Runnable onEnd = open.apply(socket);
+          socket.endHandler(v -> {
+            sockets.remove(socket);
+            heartbeat.stop();
+            onEnd.run();
+          });
         })
         .onFailure(failure -> Responses.error(ctx, ApiException.invalid("upgrade", String.valueOf(failure.getMessage()))));
   }

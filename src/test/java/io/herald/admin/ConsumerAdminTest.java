@@ -2,6 +2,7 @@ package io.herald.admin;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.GatewayTest;
@@ -27,7 +28,9 @@ class ConsumerAdminTest extends GatewayTest {
     JsonObject expected = new JsonObject().put("name", name).put("topics", new JsonArray().add("a/>"))
         .put("ackMode", "explicit").put("ackTimeoutMs", 30000).put("maxPollRecords", 10).put("maxUnacked", 500)
         .put("retentionMs", 604800000L).put("redelivery", new JsonObject().put("initialDelayMs", 1000)
-            .put("multiplier", 2.0).put("maxDelayMs", 60000)).put("redeliverOnDisconnect", false);
+            .put("multiplier", 2.0).put("maxDelayMs", 60000)).put("redeliverOnDisconnect", false)
+        .put("rateLimit", new JsonObject().put("tps", 100).put("blockMs", 45000).put("graceMs", 15000)
+            .put("noticeIntervalMs", 2000).put("closeMode", "drop"));
     assertEquals(expected, created.json());
     assertEquals(expected, nodeB.http().get("/v1/admin/consumers/" + name).json());
     JsonArray all = nodeB.http().get("/v1/admin/consumers").json().getJsonArray("consumers");
@@ -96,11 +99,13 @@ class ConsumerAdminTest extends GatewayTest {
   void refusesBadSettings() {
     Reply reply = http().putConsumer(unique("bad"), new JsonObject().put("topics", new JsonArray().add("a/>/b"))
         .put("maxUnacked", 0).put("redelivery", new JsonObject().put("multiplier", 11))
-        .put("redeliverOnDisconnect", "yes").put("colour", "red"));
+        .put("redeliverOnDisconnect", "yes").put("colour", "red")
+        .put("rateLimit", new JsonObject().put("blockMs", 5000).put("graceMs", 6000).put("closeMode", "slam")));
     assertEquals(400, reply.status());
     assertEquals("INVALID_REQUEST", reply.errorCode());
     JsonArray errors = reply.json().getJsonObject("error").getJsonObject("details").getJsonArray("errors");
-    assertEquals(List.of("topics", "maxUnacked", "redelivery.multiplier", "redeliverOnDisconnect", "colour"),
+    assertEquals(List.of("topics", "maxUnacked", "redelivery.multiplier", "redeliverOnDisconnect",
+            "rateLimit.graceMs", "rateLimit.closeMode", "colour"),
         errors.stream().map(e -> ((JsonObject) e).getString("field")).toList());
     Reply badName = http().putConsumer("bad%20name", new JsonObject().put("topics", new JsonArray().add("a")));
     assertEquals(400, badName.status());
@@ -122,7 +127,8 @@ class ConsumerAdminTest extends GatewayTest {
     assertTrue(metadata.getLong("oldestBacklogAgeMs") >= 0);
     assertTrue(metadata.getLong("oldestUnackedAgeMs") >= 0);
     assertEquals(new JsonObject().put("published", 3).put("delivered", 2).put("acked", 1).put("redelivered", 0)
-        .put("expired", 0), metadata.getJsonObject("totals"));
+        .put("expired", 0).put("throttled", 0).put("blocks", 0), metadata.getJsonObject("totals"));
+    assertNull(metadata.getValue("blockedUntil"));
     assertEquals(30000, metadata.getJsonObject("config").getInteger("ackTimeoutMs"));
   }
 
