@@ -52,7 +52,7 @@ final class BenchClient {
     System.exit(0);
   }
 
-  private BenchClient(BenchGateway gateway) {
+  BenchClient(BenchGateway gateway) {
     this.gateway = gateway;
     http = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1").setDefaultPort(gateway.port())
         // enough connections that no request waits for one: the latency phase has a publish per
@@ -76,9 +76,15 @@ final class BenchClient {
 
   /** A consumer of {@code topic} able to take big batches; returns its name. */
   String createConsumer(String topic) {
+    return createConsumer(topic, new JsonObject());
+  }
+
+  /** As {@link #createConsumer(String)}, with {@code settings} on top. */
+  String createConsumer(String topic, JsonObject settings) {
     String name = "bench-" + System.nanoTime();
     call(HttpMethod.PUT, "/v1/admin/consumers/" + name, new JsonObject()
-        .put("topics", new JsonArray().add(topic)).put("maxPollRecords", 1000).put("maxUnacked", 5000).toBuffer())
+        .put("topics", new JsonArray().add(topic)).put("maxPollRecords", 1000).put("maxUnacked", 5000)
+        .mergeIn(settings).toBuffer())
         .await();
     return name;
   }

@@ -68,6 +68,10 @@ final class BenchGateway implements AutoCloseable {
     return port;
   }
 
+  String redisUrl() {
+    return redis.url();
+  }
+
   ProcessHandle gatewayProcess() {
     return herald.toHandle();
   }
