@@ -123,7 +123,8 @@ public final class ConsumerRoutes {
             .put("expired", r.get(11).toLong())
             .put("throttled", r.get(12).toLong())
             .put("blocks", r.get(13).toLong()))
-        .put("blockedUntil", blockedUntil > 0 ? blockedUntil : null)
+        .put("throttle", new JsonObject().put("blocked", blockedUntil > 0)
+            .put("blockedUntil", blockedUntil > 0 ? blockedUntil : null))
         .put("config", settings.toJson());
   }
 

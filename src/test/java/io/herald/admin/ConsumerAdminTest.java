@@ -2,7 +2,6 @@ package io.herald.admin;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.GatewayTest;
@@ -128,7 +127,7 @@ class ConsumerAdminTest extends GatewayTest {
     assertTrue(metadata.getLong("oldestUnackedAgeMs") >= 0);
     assertEquals(new JsonObject().put("published", 3).put("delivered", 2).put("acked", 1).put("redelivered", 0)
         .put("expired", 0).put("throttled", 0).put("blocks", 0), metadata.getJsonObject("totals"));
-    assertNull(metadata.getValue("blockedUntil"));
+    assertEquals(new JsonObject().put("blocked", false).putNull("blockedUntil"), metadata.getJsonObject("throttle"));
     assertEquals(30000, metadata.getJsonObject("config").getInteger("ackTimeoutMs"));
   }
 

@@ -88,7 +88,8 @@ class RateLimitTest extends GatewayTest {
     JsonObject metadata = http().metadata(consumer).json();
     assertEquals(1, metadata.getJsonObject("totals").getLong("blocks"));
     assertEquals(52, metadata.getJsonObject("totals").getLong("throttled"));
-    assertNotNull(metadata.getLong("blockedUntil"));
+    assertTrue(metadata.getJsonObject("throttle").getBoolean("blocked"));
+    assertNotNull(metadata.getJsonObject("throttle").getLong("blockedUntil"));
 
     await().atMost(Duration.ofSeconds(10)).until(() -> nodeB.http().poll(consumer, new JsonObject()).status() == 200);
     assertEquals(200, nodeA.http().poll(consumer, new JsonObject()).status());
