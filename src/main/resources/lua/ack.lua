@@ -1,5 +1,5 @@
 -- Acknowledges deliveries by ackId and by batchAckId. Only an event's latest delivery can be acked.
--- KEYS[11..] batch keys, one per batchAckId
+-- KEYS[16..] batch keys, one per batchAckId
 -- ARGV[1] number of ackIds, ARGV[2..] the ackIds
 -- Returns {statuses of the ackIds in order, then per batch key {ackId, status, ...} ({} if unknown)},
 -- or -1 when the consumer does not exist.
@@ -16,17 +16,18 @@ local function ack(ackId)
     bytes = bytes + redis.call('HSTRLEN', K.events, id)
     redis.call('HDEL', K.events, id)
     redis.call('HDEL', K.deliveries, id)
-    if redis.call('ZREM', K.pending, id) == 0 then
-      redis.call('ZREM', K.stale, id)
+    -- handed out, stale, or waiting out a nack delay (acking it then still settles it)
+    if redis.call('ZREM', K.pending, id) == 0 and redis.call('ZREM', K.stale, id) == 0 then
+      redis.call('ZREM', K.scheduled, id)
     end
+    redis.call('HDEL', K.reasons, id)
     redis.call('ZREM', K.expiry, id)
     redis.call('ZREM', K.first, id)
     remember_ack(cfg, tonumber(seq))
     acked = acked + 1
     return 'ACKED'
   end
-  if was_acked(cfg, tonumber(seq)) then return 'ALREADY_ACKED' end
-  return 'UNKNOWN'
+  return settled_status(cfg, id, tonumber(seq))
 end
 
 local statuses = {}
@@ -34,7 +35,7 @@ for i = 2, tonumber(ARGV[1]) + 1 do
   table.insert(statuses, ack(ARGV[i]))
 end
 local result = {statuses}
-for k = 11, #KEYS do
+for k = 16, #KEYS do
   local rows = {}
   local members = redis.call('GET', KEYS[k])
   if members then

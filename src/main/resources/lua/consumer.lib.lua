@@ -10,14 +10,22 @@
 --                            the time their wait ends (see wake_waiter)
 -- KEYS[6] pending     ZSET   eventId -> ack deadline: handed out, not acked, deadline ahead
 -- KEYS[7] stale       ZSET   eventId -> time it may be handed out again (deadline + backoff)
--- KEYS[8] deliveries  HASH   eventId -> "deliveryCount:arrivalSequence" while handed out
+-- KEYS[8] deliveries  HASH   eventId -> "deliveryCount:arrivalSequence" while handed out, with
+--                            ":firstHandOut" appended while it waits out a nack delay
 -- KEYS[9] first       ZSET   eventId -> time of its first hand-out, while unacked
 -- KEYS[10] polls      ZSET   request id -> time, the poll requests of the last second (rate limit)
--- Scripts may add keys of their own from KEYS[11] on.
+-- KEYS[11] scheduled  ZSET   eventId -> when a requeued (nacked) event may go out again; such
+--                            events are not unacked (they do not count against maxUnacked)
+-- KEYS[12] dead       ZSET   eventId -> when it was dead-lettered: the dead-letter queue
+-- KEYS[13] errors     ZSET   eventId -> when it was rejected: the error queue
+-- KEYS[14] failures   HASH   eventId -> JSON of why it is in the dead-letter or error queue
+-- KEYS[15] reasons    HASH   eventId -> the reason of its last nack, while it is held
+-- Scripts may add keys of their own from KEYS[16] on.
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local K = {
   meta = KEYS[1], backlog = KEYS[2], events = KEYS[3], expiry = KEYS[4], waiters = KEYS[5],
   pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9], polls = KEYS[10],
+  scheduled = KEYS[11], dead = KEYS[12], errors = KEYS[13], failures = KEYS[14], reasons = KEYS[15],
 }
 -- The consumer's name, as its keys spell it.
 local CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
@@ -40,12 +48,15 @@ end
 -- The consumer's settings, or nil when the consumer does not exist (deleted meanwhile).
 local function settings()
   local v = redis.call('HMGET', K.meta, 'salt', 'ackMode', 'ackTimeoutMs', 'maxUnacked',
-    'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs')
+    'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'maxDeliveries', 'deadLetter',
+    'errorQueue')
   if not v[1] then return nil end
   return {
     salt = v[1], auto = v[2] == 'auto', ackTimeoutMs = tonumber(v[3]), maxUnacked = tonumber(v[4]),
     retentionMs = tonumber(v[5]), initialDelayMs = tonumber(v[6]), multiplier = tonumber(v[7]),
-    maxDelayMs = tonumber(v[8]),
+    maxDelayMs = tonumber(v[8]), maxDeliveries = tonumber(v[9] or '0'),
+    -- consumers stored before these settings existed have the protocol's defaults
+    deadLetter = v[10] ~= 'false', errorQueue = v[11] ~= 'false',
   }
 end
 
@@ -63,8 +74,9 @@ local function backoff(cfg, n)
   return math.min(cfg.initialDelayMs * cfg.multiplier ^ (n - 1), cfg.maxDelayMs)
 end
 
-local function acked_segment(cfg, seq)
-  return string.sub(K.meta, 1, -5) .. 'acked:' .. string.sub(cfg.salt, 1, 8) .. ':'
+-- kind: 'acked', or 'dropped' for events dropped instead of dead-lettered or rejected
+local function memory_segment(cfg, seq, kind)
+  return string.sub(K.meta, 1, -5) .. kind .. ':' .. string.sub(cfg.salt, 1, 8) .. ':'
     .. math.floor(seq / ACKED_SEGMENT_BITS)
 end
 
@@ -73,32 +85,47 @@ local function ack_token(cfg, id, seq, n)
   return string.sub(redis.sha1hex(cfg.salt .. ':' .. id .. ':' .. seq .. ':' .. n), 1, 20)
 end
 
--- Delivery count and arrival sequence (as strings) of a handed-out event, or nil.
+-- Delivery count, arrival sequence and (while it waits out a nack delay) first hand-out time, as
+-- strings, of a handed-out event; nil if it is not.
 local function delivery_state(id)
   local v = redis.call('HGET', K.deliveries, id)
   if not v then return nil end
-  return string.match(v, '^(%d+):(%d+)$')
+  return string.match(v, '^(%d+):(%d+):?(%d*)$')
+end
+
+-- Takes an event out of circulation (handed out, stale or waiting out a nack delay).
+local function withdraw(id)
+  redis.call('ZREM', K.pending, id)
+  redis.call('ZREM', K.stale, id)
+  redis.call('ZREM', K.scheduled, id)
+  redis.call('ZREM', K.first, id)
+  redis.call('HDEL', K.deliveries, id)
+  redis.call('HDEL', K.reasons, id)
 end
 
 -- Removes an event from every structure of the consumer; returns the bytes it held.
 local function forget(id)
   local bytes = redis.call('HSTRLEN', K.events, id)
   redis.call('HDEL', K.events, id)
-  redis.call('HDEL', K.deliveries, id)
+  withdraw(id)
   redis.call('ZREM', K.backlog, id)
-  redis.call('ZREM', K.pending, id)
-  redis.call('ZREM', K.stale, id)
-  redis.call('ZREM', K.first, id)
   redis.call('ZREM', K.expiry, id)
+  redis.call('ZREM', K.dead, id)
+  redis.call('ZREM', K.errors, id)
+  redis.call('HDEL', K.failures, id)
   return bytes
 end
 
--- Remembers acks for ACKED_MEMORY_MS; call touch_acked() once at the end of the script.
+-- Remembers acks (and drops) for ACKED_MEMORY_MS; call touch_acked() once at the end of the script.
 local touched_segments = {}
-local function remember_ack(cfg, seq)
-  local key = acked_segment(cfg, seq)
+local function remember(cfg, seq, kind)
+  local key = memory_segment(cfg, seq, kind)
   redis.call('SETBIT', key, seq % ACKED_SEGMENT_BITS, 1)
   touched_segments[key] = true
+end
+
+local function remember_ack(cfg, seq)
+  remember(cfg, seq, 'acked')
 end
 
 local function touch_acked()
@@ -108,7 +135,18 @@ local function touch_acked()
 end
 
 local function was_acked(cfg, seq)
-  return redis.call('GETBIT', acked_segment(cfg, seq), seq % ACKED_SEGMENT_BITS) == 1
+  return redis.call('GETBIT', memory_segment(cfg, seq, 'acked'), seq % ACKED_SEGMENT_BITS) == 1
+end
+
+-- What an ack, nack or extend of an event that is no longer handed out finds: it left for the
+-- dead-letter or error queue (or was dropped instead), it was acked, or nothing is known of it.
+local function settled_status(cfg, id, seq)
+  if redis.call('ZSCORE', K.dead, id) or redis.call('ZSCORE', K.errors, id)
+      or redis.call('GETBIT', memory_segment(cfg, seq, 'dropped'), seq % ACKED_SEGMENT_BITS) == 1 then
+    return 'DEAD_LETTERED'
+  end
+  if was_acked(cfg, seq) then return 'ALREADY_ACKED' end
+  return 'UNKNOWN'
 end
 
 -- Adds to the consumer's counters (name -> amount), skipping zeros.
@@ -118,8 +156,36 @@ local function count(amounts)
   end
 end
 
+
+-- Moves an event into the dead-letter queue (why: MAX_DELIVERIES, TTL_EXPIRED or RETENTION), or to
+-- the error queue (why: nil, a REJECT), with its delivery count n and last nack reason; with the
+-- queue switched off the event is dropped instead, counted, and remembered so that a late ack says
+-- so. It stays there until redriven, acked or its retention ends. Returns the nack status.
+local function fail(cfg, id, seq, n, why, now)
+  local reason = redis.call('HGET', K.reasons, id)
+  withdraw(id)
+  local keep = (why and cfg.deadLetter) or (not why and cfg.errorQueue)
+  if not keep then
+    local bytes = forget(id)
+    remember(cfg, tonumber(seq), 'dropped')
+    count({dropped = 1, spooledBytes = -bytes})
+    return 'DROPPED'
+  end
+  redis.call('ZADD', why and K.dead or K.errors, now, id)
+  redis.call('HSET', K.failures, id, cjson.encode({deadLetterReason = why, deliveryCount = tonumber(n),
+    reason = reason, seq = tonumber(seq)}))
+  redis.call('ZADD', K.expiry, retention_ends(cfg, id), id)
+  if why then
+    count({deadLettered = 1})
+    return 'DEAD_LETTERED'
+  end
+  count({rejected = 1})
+  return 'REJECTED'
+end
+
 -- Deliveries whose deadline passed become stale: they wait out their backoff before the next
--- hand-out, or leave at once if their retention ended meanwhile. Bounded by limit.
+-- hand-out, or leave at once if their retention ended meanwhile, or go to the dead-letter queue
+-- if another delivery would exceed maxDeliveries. Bounded by limit.
 local function make_due_stale(cfg, now, limit)
   local due = redis.call('ZRANGEBYSCORE', K.pending, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   local expired, bytes = 0, 0
@@ -130,10 +196,15 @@ local function make_due_stale(cfg, now, limit)
       bytes = bytes + forget(id)
       expired = expired + 1
     else
-      local n = tonumber(delivery_state(id) or '1')
-      redis.call('ZADD', K.stale, deadline + backoff(cfg, n), id)
-      redis.call('ZADD', K.expiry, ends, id)
-      redis.call('ZREM', K.pending, id)
+      local n, seq = delivery_state(id)
+      n = tonumber(n or '1')
+      if cfg.maxDeliveries > 0 and n >= cfg.maxDeliveries and seq then
+        fail(cfg, id, seq, n, 'MAX_DELIVERIES', now)
+      else
+        redis.call('ZADD', K.stale, deadline + backoff(cfg, n), id)
+        redis.call('ZADD', K.expiry, ends, id)
+        redis.call('ZREM', K.pending, id)
+      end
     end
   end
   count({expired = expired, spooledBytes = -bytes})
@@ -171,18 +242,21 @@ local function next_due(cfg, ...)
   return next
 end
 
--- The earliest pending deadline or stale delivery's backoff end after now, for next_due.
+-- The earliest pending deadline, and the earliest end after now of a stale delivery's backoff or
+-- of a nack delay, for next_due.
 local function next_redelivery(now)
   return tonumber(redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')[2]),
-    tonumber(redis.call('ZRANGEBYSCORE', K.stale, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+    tonumber(redis.call('ZRANGEBYSCORE', K.stale, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]),
+    tonumber(redis.call('ZRANGEBYSCORE', K.scheduled, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
 end
 
--- Whether a poll would get something now: a stale delivery whose backoff passed, or the backlog
--- while the consumer is below maxUnacked.
+-- Whether a poll would get something now: a stale delivery whose backoff passed, or, while the
+-- consumer is below maxUnacked, a requeued event whose delay passed or the backlog.
 local function has_work(cfg, now)
   if #redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, 1) > 0 then return true end
-  return redis.call('EXISTS', K.backlog) == 1
-    and redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale) < cfg.maxUnacked
+  return redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale) < cfg.maxUnacked
+    and (redis.call('EXISTS', K.backlog) == 1
+      or #redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, 1) > 0)
 end
 
 -- If a poll would get something now, wakes one parked poll: the one whose wait ends first. Waking

@@ -1,6 +1,7 @@
--- Hands out one batch: stale deliveries whose backoff has passed first, then new events in
--- arrival order while the consumer's unacked count is below maxUnacked.
--- KEYS[11] the batch key (its batchAckId), written only when events are handed out.
+-- Hands out one batch: stale deliveries whose backoff has passed first, then, while the consumer's
+-- unacked count is below maxUnacked, requeued events whose nack delay has passed, then new events
+-- in arrival order.
+-- KEYS[16] the batch key (its batchAckId), written only when events are handed out.
 -- ARGV[1] most events to hand out
 -- ARGV[2] the poll's waiter id when it is a long poll, else ''
 -- ARGV[3] how long the long poll still waits, ms: when nothing is handed out and this is above 0,
@@ -8,8 +9,9 @@
 -- ARGV[4] the request's id when this attempt counts against the rate limit (a client's poll
 --         request, first attempt), else ''
 -- Returns {1, now, heldBack, nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
--- the consumer does not exist, or {-2, ms left} when it is blocked by its rate limit. nextDue: when the scheduler next has work for the consumer (an ack
--- deadline or a retention expiry), -1 if never. In auto ack mode ackIds and deadlines are ''.
+-- the consumer does not exist, or {-2, ms left} when it is blocked by its rate limit. nextDue:
+-- when the scheduler next has work for the consumer (an ack deadline or a retention expiry), -1 if
+-- never. In auto ack mode ackIds and deadlines are ''.
 local cfg = settings()
 if not cfg then return {-1} end
 local now = now_ms()
@@ -27,8 +29,9 @@ local handed, redelivered, expired, releasedBytes = 0, 0, 0, 0
 
 make_due_stale(cfg, now, 1000)
 
--- seq and n are strings; stale: the delivery is leaving the stale set
-local function hand_out(id, seq, n, stale)
+-- seq and n are strings; from: K.stale or K.scheduled for a redelivery leaving that set, nil for
+-- a new event; firstAt: a requeued event's first hand-out
+local function hand_out(id, seq, n, from, firstAt)
   local blob = redis.call('HGET', K.events, id)
   if not blob then return end
   local ends = retention_ends(cfg, id)
@@ -38,7 +41,7 @@ local function hand_out(id, seq, n, stale)
     return
   end
   handed = handed + 1
-  if stale then redelivered = redelivered + 1 end
+  if from then redelivered = redelivered + 1 end
   if cfg.auto then
     -- at-most-once: handing out is acknowledging (auto mode never has stale deliveries)
     redis.call('HDEL', K.events, id)
@@ -52,15 +55,16 @@ local function hand_out(id, seq, n, stale)
   end
   redis.call('HSET', K.deliveries, id, n .. ':' .. seq)
   redis.call('ZADD', K.pending, deadlineArg, id)
-  if stale then
-    redis.call('ZREM', K.stale, id)
-  else
-    redis.call('ZADD', K.first, nowArg, id)
+  if from then
+    redis.call('ZREM', from, id)
+  end
+  if from ~= K.stale then
+    redis.call('ZADD', K.first, firstAt or nowArg, id)
   end
   -- retention ending before the deadline: the expiry index catches it (rare with 7-day retention)
   if ends < deadline then
     redis.call('ZADD', K.expiry, ends, id)
-  elseif stale then
+  elseif from then
     redis.call('ZREM', K.expiry, id)
   end
   local ackId = id .. '.' .. seq .. '.' .. n .. '.' .. ack_token(cfg, id, seq, n)
@@ -73,7 +77,7 @@ end
 
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, max)) do
   local n, seq = delivery_state(id)
-  hand_out(id, seq, tostring(tonumber(n) + 1), true)
+  hand_out(id, seq, tostring(tonumber(n) + 1), K.stale)
 end
 
 local want = max - handed
@@ -81,9 +85,18 @@ if want > 0 then
   local unacked = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale)
   local take = math.min(want, cfg.maxUnacked - unacked)
   if take > 0 then
+    -- requeued events were handed out before: they go ahead of new ones
+    local before = handed
+    for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, take)) do
+      local n, seq, firstAt = delivery_state(id)
+      hand_out(id, seq, tostring(tonumber(n) + 1), K.scheduled, firstAt ~= '' and firstAt or nil)
+    end
+    take = take - (handed - before)
+  end
+  if take > 0 then
     local popped = redis.call('ZPOPMIN', K.backlog, take)
     for i = 1, #popped, 2 do
-      hand_out(popped[i], popped[i + 1], '1', false)
+      hand_out(popped[i], popped[i + 1], '1')
     end
   end
   if take < want and redis.call('EXISTS', K.backlog) == 1 then
@@ -99,7 +112,7 @@ touch_acked()
 out[4] = next_due(cfg, #ackIds > 0 and deadline or nil)
 
 if #ackIds > 0 then
-  redis.call('SET', KEYS[11], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
+  redis.call('SET', KEYS[16], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
 end
 
 local waiter, wait = ARGV[2], tonumber(ARGV[3])

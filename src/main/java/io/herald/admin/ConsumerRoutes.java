@@ -18,7 +18,9 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.redis.client.Response;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 
 /** Consumer administration ({@code /v1/admin/consumers}) and consumer metadata. */
@@ -102,29 +104,34 @@ public final class ConsumerRoutes {
         })));
   }
 
-  private static JsonObject metadata(ConsumerSettings settings, Response r) {
-    long now = r.get(0).toLong();
-    long oldestBacklog = r.get(4).toLong();
-    long oldestUnacked = r.get(5).toLong();
-    long blockedUntil = r.get(14).toLong();
+  private static JsonObject metadata(ConsumerSettings settings, Response reply) {
+    Map<String, Long> r = new HashMap<>();
+    for (int i = 0; i + 1 < reply.size(); i += 2) {
+      r.put(reply.get(i).toString(), reply.get(i + 1).toLong());
+    }
+    long now = r.get("now");
+    long oldestBacklog = r.get("oldestBacklogPublishedAt");
+    long oldestUnacked = r.get("oldestUnackedFirstDelivery");
+    long blockedUntil = r.get("blockedUntil") > now ? r.get("blockedUntil") : 0;
+    JsonObject totals = new JsonObject();
+    for (String total : List.of("published", "delivered", "acked", "redelivered", "deadLettered", "rejected",
+        "dropped", "expired", "throttled", "blocks")) {
+      totals.put(total, r.get(total));
+    }
     return new JsonObject()
         .put("consumer", settings.name())
-        .put("backlog", r.get(1).toLong())
-        .put("unacked", r.get(2).toLong())
-        .put("stale", r.get(3).toLong())
+        .put("backlog", r.get("backlog"))
+        .put("unacked", r.get("unacked"))
+        .put("stale", r.get("stale"))
+        .put("scheduled", r.get("scheduled"))
         .put("oldestBacklogAgeMs", oldestBacklog < 0 ? 0 : Math.max(0, now - oldestBacklog))
         .put("oldestUnackedAgeMs", oldestUnacked < 0 ? 0 : Math.max(0, now - oldestUnacked))
-        .put("spooledBytes", r.get(6).toLong())
-        .put("totals", new JsonObject()
-            .put("published", r.get(7).toLong())
-            .put("delivered", r.get(8).toLong())
-            .put("acked", r.get(9).toLong())
-            .put("redelivered", r.get(10).toLong())
-            .put("expired", r.get(11).toLong())
-            .put("throttled", r.get(12).toLong())
-            .put("blocks", r.get(13).toLong()))
+        .put("deadLetters", r.get("deadLetters"))
+        .put("errors", r.get("errors"))
+        .put("spooledBytes", r.get("spooledBytes"))
         .put("throttle", new JsonObject().put("blocked", blockedUntil > 0)
             .put("blockedUntil", blockedUntil > 0 ? blockedUntil : null))
+        .put("totals", totals)
         .put("config", settings.toJson());
   }
 

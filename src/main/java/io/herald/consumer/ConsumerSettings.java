@@ -14,14 +14,18 @@ import java.util.List;
  * @param maxPollRecords   most events in one batch (1..1000, default 10)
  * @param maxUnacked       most delivered-but-unacked events, stale ones included (1..100000, default 500)
  * @param retentionMs      ms an event not yet acked is kept (1 min .. 30 d, default 7 d)
- * @param redelivery       backoff before a stale delivery is handed out again
+ * @param redelivery       backoff before a stale delivery is handed out again, and how many
+ *                         deliveries an event gets before the dead-letter queue
  * @param redeliverOnDisconnect true: when a socket closes, its unacked deliveries become stale at
  *                              once instead of at their deadlines (default false)
  * @param rateLimit        poll requests allowed across all nodes, and what happens beyond
+ * @param deadLetter       false: events over maxDeliveries are dropped (and counted) instead of
+ *                         dead-lettered (default true)
+ * @param errorQueue       false: events nacked with REJECT are dropped (and counted) (default true)
  */
 public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode ackMode, long ackTimeoutMs,
     int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery, boolean redeliverOnDisconnect,
-    RateLimit rateLimit) {
+    RateLimit rateLimit, boolean deadLetter, boolean errorQueue) {
 
   public enum AckMode {
     EXPLICIT, AUTO;
@@ -37,8 +41,10 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
    * @param initialDelayMs first backoff (0 .. 1 h, default 1 s)
    * @param multiplier     growth per delivery (1.0 .. 10.0, default 2.0)
    * @param maxDelayMs     cap (0 .. 1 d, default 60 s)
+   * @param maxDeliveries  0: unlimited (until retention); else the delivery that would exceed it goes
+   *                       to the dead-letter queue instead (0..1000, default 0)
    */
-  public record Redelivery(long initialDelayMs, double multiplier, long maxDelayMs) {}
+  public record Redelivery(long initialDelayMs, double multiplier, long maxDelayMs, int maxDeliveries) {}
 
   /**
    * Over {@code tps} poll requests in any one second, the consumer is blocked for {@code blockMs}.
@@ -77,7 +83,8 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
     Redelivery redelivery = new Redelivery(
         backoff.integer("initialDelayMs", 1000, 0, 3_600_000),
         backoff.decimal("multiplier", 2.0, 1.0, 10.0),
-        backoff.integer("maxDelayMs", 60_000, 0, 86_400_000));
+        backoff.integer("maxDelayMs", 60_000, 0, 86_400_000),
+        (int) backoff.integer("maxDeliveries", 0, 0, 1000));
     backoff.finish();
     boolean redeliverOnDisconnect = reader.bool("redeliverOnDisconnect", false);
     SettingsReader limit = reader.section("rateLimit");
@@ -88,9 +95,12 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         limit.integer("noticeIntervalMs", 2_000, 100, 60_000),
         CloseMode.valueOf(limit.oneOf("closeMode", "drop", List.of("drop", "policy")).toUpperCase(java.util.Locale.ROOT)));
     limit.finish();
+    boolean deadLetter = reader.bool("deadLetter", true);
+    boolean errorQueue = reader.bool("errorQueue", true);
     reader.finish();
     return new ConsumerSettings(name, List.copyOf(topics), AckMode.valueOf(ackMode.toUpperCase(java.util.Locale.ROOT)),
-        ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect, rateLimit);
+        ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect, rateLimit,
+        deadLetter, errorQueue);
   }
 
   /** Parses settings sent by a client or stored in Redis; throws with every bad field. */
@@ -124,14 +134,17 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         .put("redelivery", new JsonObject()
             .put("initialDelayMs", redelivery.initialDelayMs())
             .put("multiplier", redelivery.multiplier())
-            .put("maxDelayMs", redelivery.maxDelayMs()))
+            .put("maxDelayMs", redelivery.maxDelayMs())
+            .put("maxDeliveries", redelivery.maxDeliveries()))
         .put("redeliverOnDisconnect", redeliverOnDisconnect)
         .put("rateLimit", new JsonObject()
             .put("tps", rateLimit.tps())
             .put("blockMs", rateLimit.blockMs())
             .put("graceMs", rateLimit.graceMs())
             .put("noticeIntervalMs", rateLimit.noticeIntervalMs())
-            .put("closeMode", rateLimit.closeMode().name().toLowerCase(java.util.Locale.ROOT)));
+            .put("closeMode", rateLimit.closeMode().name().toLowerCase(java.util.Locale.ROOT)))
+        .put("deadLetter", deadLetter)
+        .put("errorQueue", errorQueue);
   }
 
   /** The settings the Redis scripts read from the consumer's meta hash, as name/value pairs. */
@@ -139,6 +152,7 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
     return List.of("ackMode", ackMode.wire(), "ackTimeoutMs", ackTimeoutMs, "maxUnacked", maxUnacked,
         "retentionMs", retentionMs, "initialDelayMs", redelivery.initialDelayMs(),
         "multiplier", redelivery.multiplier(), "maxDelayMs", redelivery.maxDelayMs(),
-        "rateTps", rateLimit.tps(), "rateBlockMs", rateLimit.blockMs());
+        "rateTps", rateLimit.tps(), "rateBlockMs", rateLimit.blockMs(),
+        "maxDeliveries", redelivery.maxDeliveries(), "deadLetter", deadLetter, "errorQueue", errorQueue);
   }
 }

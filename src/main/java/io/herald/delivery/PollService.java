@@ -2,6 +2,7 @@ package io.herald.delivery;
 
 import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
+import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
@@ -14,10 +15,8 @@ import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Hands out batches: one script call per attempt; a long poll parks between attempts until a
@@ -31,13 +30,13 @@ public final class PollService {
   private final Vertx vertx;
   private final RedisStore store;
   private final Waiters waiters;
-  /** Consumer → the due time this instance last filed with the scheduler (Redis time). */
-  private final Map<String, Long> filedDue = new HashMap<>();
+  private final DueTimes dueTimes;
 
   /** @param waiterPrefix "node/instance": the wake-up address of this instance's polls */
-  public PollService(Vertx vertx, RedisStore store, String waiterPrefix) {
+  public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, String waiterPrefix) {
     this.vertx = vertx;
     this.store = store;
+    this.dueTimes = dueTimes;
     this.waiters = new Waiters(waiterPrefix, this::passOn);
   }
 
@@ -118,8 +117,8 @@ public final class PollService {
             boolean auto = consumer.ackMode() == ConsumerSettings.AckMode.AUTO;
             if (handed > 0 || remainingMs == 0 || answer.future().isComplete()) {
               long nextDue = reply.get(3).toLong();
-              if (handed > 0 && nextDue >= 0) {
-                scheduleDue(consumer.name(), nextDue, reply.get(1).toLong());
+              if (handed > 0) {
+                dueTimes.file(consumer.name(), nextDue, reply.get(1).toLong());
               }
               finish(Future.succeededFuture(encode(reply, handed, auto ? null : batchAckId)));
             } else {
@@ -173,30 +172,11 @@ public final class PollService {
     }
     return store.eval(Script.RELEASE, Keys.consumer(consumer.name()), ackIds).map(reply -> {
       // their backoff may end before the time filed for the consumer's deadlines
-      if (reply.size() > 1 && reply.get(1).toLong() >= 0) {
-        scheduleDue(consumer.name(), reply.get(1).toLong(), reply.get(0).toLong());
+      if (reply.size() > 1) {
+        dueTimes.file(consumer.name(), reply.get(1).toLong(), reply.get(0).toLong());
       }
       return null;
     });
-  }
-
-  /**
-   * Tells the scheduler when the consumer next has timed work, unless a time this instance filed is
-   * still ahead and no later: the scheduler only raises an entry after its time has come, so that
-   * entry still holds. Saves a round trip on nearly every poll.
-   */
-  private void scheduleDue(String consumer, long at, long now) {
-    Long filed = filedDue.get(consumer);
-    if (filed != null && filed > now && filed <= at) {
-      return;
-    }
-    if (filedDue.size() > 10_000) {
-      filedDue.clear();
-    }
-    filedDue.put(consumer, at);
-    store.eval(Script.DUE_LOWER, List.of(Keys.DUE, Keys.DUE_VERSIONS), List.of(consumer, at))
-        .onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
-            "Could not schedule the deadline of consumer " + consumer + ": " + failure.getMessage()));
   }
 
   /** The protocol's batch body, each event's members spliced in as Redis holds them. */

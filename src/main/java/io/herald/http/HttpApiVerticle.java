@@ -2,6 +2,7 @@ package io.herald.http;
 
 import io.herald.Addresses;
 import io.herald.ack.Acks;
+import io.herald.ack.Settlements;
 import io.herald.admin.ConsumerRoutes;
 import io.herald.auth.Authentication;
 import io.herald.auth.Authenticator;
@@ -11,6 +12,7 @@ import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.Batch;
 import io.herald.delivery.PollService;
 import io.herald.publish.PublishService;
+import io.herald.redelivery.DueTimes;
 import io.herald.store.RedisStore;
 import io.herald.throttle.RateLimiter;
 import io.herald.ws.WebSocketGateway;
@@ -27,6 +29,7 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
@@ -48,6 +51,7 @@ public final class HttpApiVerticle extends VerticleBase {
   private PublishService publisher;
   private PollService poller;
   private Acks acks;
+  private Settlements settlements;
   private WebSocketGateway sockets;
   private HttpServer server;
 
@@ -67,12 +71,14 @@ public final class HttpApiVerticle extends VerticleBase {
   public Future<?> start() {
     store = stores.get();
     publisher = new PublishService(context, store, directory, http.maxEventBytes());
-    poller = new PollService(vertx, store, waiterPrefix);
+    DueTimes dueTimes = new DueTimes(store);
+    poller = new PollService(vertx, store, dueTimes, waiterPrefix);
+    settlements = new Settlements(store, dueTimes);
     vertx.eventBus().<String>localConsumer(Addresses.wake(waiterPrefix), message -> poller.wake(message.body()));
     vertx.eventBus().localConsumer(Addresses.WAKE_ALL, message -> poller.wakeAll());
     acks = new Acks(vertx, redisTimeoutMs);
-    sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, publisher, http.pingIntervalMs(),
-        http.pongTimeoutMs());
+    sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, settlements, publisher,
+        http.pingIntervalMs(), http.pongTimeoutMs());
     vertx.eventBus().<String>localConsumer(Addresses.BLOCKED, message -> {
       String[] block = message.body().split(" ");
       sockets.blocked(block[0], Long.parseLong(block[1]));
@@ -94,6 +100,8 @@ public final class HttpApiVerticle extends VerticleBase {
     router.post("/v1/consumers/:consumer/poll").handler(this::poll);
     router.get("/v1/consumers/:consumer/poll").handler(this::poll);
     router.post("/v1/consumers/:consumer/acks").handler(this::ack);
+    router.post("/v1/consumers/:consumer/nacks").handler(ctx -> settle(ctx, Settlements.NACK_FIELDS, settlements::nack));
+    router.post("/v1/consumers/:consumer/extend").handler(ctx -> settle(ctx, Settlements.EXTEND_FIELDS, settlements::extend));
     new ConsumerRoutes(store, directory).mount(router);
     router.route().failureHandler(Responses::failure);
     router.errorHandler(404, ctx -> Responses.error(ctx, new ApiException(ErrorCode.NOT_FOUND,
@@ -168,6 +176,16 @@ public final class HttpApiVerticle extends VerticleBase {
       JsonArray batchAckIds = Requests.strings(body, "batchAckIds", Acks.MAX_BATCH_ACK_IDS);
       Requests.onlyFields(body, "ackIds", "batchAckIds");
       return consumer(ctx).compose(consumer -> acks.ack(consumer.name(), ackIds, batchAckIds));
+    });
+  }
+
+  /** A nack or extend: the body checked, the consumer known, then {@code action}. */
+  private void settle(RoutingContext ctx, String[] fields,
+      BiFunction<String, JsonObject, Future<JsonObject>> action) {
+    Responses.reply(ctx, () -> {
+      JsonObject body = Requests.object(ctx);
+      Requests.onlyFields(body, fields);
+      return consumer(ctx).compose(consumer -> action.apply(consumer.name(), body));
     });
   }
 

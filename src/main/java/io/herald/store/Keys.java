@@ -38,7 +38,8 @@ public final class Keys {
   public static List<String> consumer(String consumer) {
     String p = prefix(consumer);
     return List.of(p + "meta", p + "backlog", p + "events", p + "expiry", waiters(consumer),
-        p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls");
+        p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
+        p + "errors", p + "failures", p + "reasons");
   }
 
   /** The consumer's set of parked long polls (KEYS[5] of the per-consumer scripts). */

@@ -20,6 +20,8 @@ public final class Script {
   public static final Script RELEASE = perConsumer("release");
   public static final Script WAKE_NEXT = perConsumer("wake_next");
   public static final Script ADMIT = perConsumer("admit");
+  public static final Script NACK = perConsumer("nack");
+  public static final Script EXTEND = perConsumer("extend");
   public static final Script CONSUMER_PUT = perConsumer("consumer_put");
   public static final Script CONSUMER_DELETE = perConsumer("consumer_delete");
   public static final Script DUE_LOWER = standalone("due_lower");

@@ -1,6 +1,7 @@
 package io.herald.ws;
 
 import io.herald.ack.Acks;
+import io.herald.ack.Settlements;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.PollService;
 import io.herald.http.ApiException;
@@ -27,7 +28,6 @@ import java.util.List;
  * dropped without a close frame, or closed with 1008 under {@code closeMode: "policy"}.
  */
 final class ConsumerSocket {
-  private static final List<String> NOT_YET = List.of("nack", "extend");
   private static final short POLICY_VIOLATION = 1008;
 
   private final Vertx vertx;
@@ -38,12 +38,13 @@ final class ConsumerSocket {
   private final PollService poller;
   private final RateLimiter rateLimiter;
   private final Acks acks;
+  private final Settlements settlements;
   private final Promise<Void> closed = Promise.promise();
   private final PushStream push;
   private long noticeTimer = -1;
 
   ConsumerSocket(Vertx vertx, ServerWebSocket socket, Runnable drop, ConsumerSettings consumer, PollService poller,
-      RateLimiter rateLimiter, Acks acks) {
+      RateLimiter rateLimiter, Acks acks, Settlements settlements) {
     this.vertx = vertx;
     this.socket = socket;
     this.drop = drop;
@@ -51,6 +52,7 @@ final class ConsumerSocket {
     this.poller = poller;
     this.rateLimiter = rateLimiter;
     this.acks = acks;
+    this.settlements = settlements;
     this.push = new PushStream(vertx, consumer, poller,
         batch -> Frames.send(socket, Frames.frame("batch", null, batch)),
         () -> !socket.writeQueueFull(), this::blocked);
@@ -173,10 +175,22 @@ final class ConsumerSocket {
               return Frames.frame("ackResult", requestId, results.toBuffer());
             });
       }
-      default -> throw NOT_YET.contains(name)
-          ? new ApiException(ErrorCode.INVALID_REQUEST, "Operation '" + name + "' is not supported by this version yet",
-              new JsonObject().put("field", "op").put("op", name))
-          : ApiException.invalid("op", "unknown operation '" + name + "'");
+      case "nack" -> {
+        only(message, Settlements.NACK_FIELDS);
+        return settlements.nack(consumer.name(), message).map(results -> {
+          // a nacked delivery leaves the window as an acked one does
+          push.settled(results.getJsonArray("results"));
+          return Frames.frame("nackResult", requestId, results.toBuffer());
+        });
+      }
+      case "extend" -> {
+        only(message, Settlements.EXTEND_FIELDS);
+        return settlements.extend(consumer.name(), message).map(results -> {
+          push.extended(results.getJsonArray("results"), message.getLong("extendMs"));
+          return Frames.frame("extendResult", requestId, results.toBuffer());
+        });
+      }
+      default -> throw ApiException.invalid("op", "unknown operation '" + name + "'");
     }
   }
 

@@ -10,9 +10,10 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.HashSet;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
@@ -20,9 +21,9 @@ import java.util.function.LongConsumer;
 /**
  * Push mode of one socket: keeps at most {@code window} of its deliveries unacked, fetching with
  * long polls (woken by publishes and due deliveries on any node) while the window has room and the
- * socket's write queue is not full. A delivery leaves the window when it is acked over this socket
- * or when its deadline passes (it is then stale, and no longer this connection's). Event-loop
- * confined.
+ * socket's write queue is not full. A delivery leaves the window when it is acked or nacked over
+ * this socket or when its deadline (as extended over this socket) passes: it is then stale, and no
+ * longer this connection's. Event-loop confined.
  */
 final class PushStream {
   /** Longest a fetch stays parked before it asks again. */
@@ -34,7 +35,8 @@ final class PushStream {
   private final Consumer<Buffer> push;
   private final BooleanSupplier writable;
   private final LongConsumer blocked;
-  private final Set<String> outstanding = new HashSet<>();
+  /** The socket's unacked deliveries → when (System.nanoTime) their deadline passes here. */
+  private final Map<String, Long> outstanding = new HashMap<>();
   private int window;
   private boolean fetching;
   private Promise<Void> stopped = Promise.promise();
@@ -65,7 +67,7 @@ final class PushStream {
 
   /** The deliveries pushed over this socket that are still unacked. */
   List<String> unacked() {
-    return List.copyOf(outstanding);
+    return List.copyOf(outstanding.keySet());
   }
 
   /** Deliveries of this socket that were acked (whatever the outcome) leave the window. */
@@ -73,7 +75,7 @@ final class PushStream {
     boolean freed = false;
     for (Object row : results) {
       String ackId = ((JsonObject) row).getString("ackId");
-      freed |= ackId != null && outstanding.remove(ackId);
+      freed |= ackId != null && outstanding.remove(ackId) != null;
     }
     if (freed) {
       fetch();
@@ -117,16 +119,34 @@ final class PushStream {
 
   /** Counts a batch handed to this socket (pushed or polled) in its window until acked or due. */
   void track(Batch batch) {
-    List<String> ackIds = batch.ackIds();
-    if (!ackIds.isEmpty()) {
-      outstanding.addAll(ackIds);
-      // the deadline is ackTimeoutMs after the hand-out by Redis' clock; measured here from now,
-      // the window reopens a little after it, never before
-      vertx.setTimer(consumer.ackTimeoutMs(), t -> {
-        if (outstanding.removeAll(ackIds)) {
-          fetch();
-        }
-      });
+    // the deadline is ackTimeoutMs after the hand-out by Redis' clock; measured here from now,
+    // the window reopens a little after it, never before
+    holdUntilDeadline(batch.ackIds(), consumer.ackTimeoutMs());
+  }
+
+  /** Deliveries of this socket that were extended stay in the window until their new deadline. */
+  void extended(JsonArray results, long extendMs) {
+    List<String> ackIds = new ArrayList<>();
+    for (Object row : results) {
+      JsonObject result = (JsonObject) row;
+      if ("EXTENDED".equals(result.getString("status")) && outstanding.containsKey(result.getString("ackId"))) {
+        ackIds.add(result.getString("ackId"));
+      }
     }
+    holdUntilDeadline(ackIds, extendMs);
+  }
+
+  private void holdUntilDeadline(List<String> ackIds, long deadlineInMs) {
+    if (ackIds.isEmpty()) {
+      return;
+    }
+    long passesAt = System.nanoTime() + deadlineInMs * 1_000_000;
+    ackIds.forEach(ackId -> outstanding.put(ackId, passesAt));
+    vertx.setTimer(deadlineInMs, t -> {
+      long now = System.nanoTime();
+      if (outstanding.values().removeIf(at -> at - now <= 0)) {
+        fetch();
+      }
+    });
   }
 }

@@ -1,6 +1,7 @@
 package io.herald.ws;
 
 import io.herald.ack.Acks;
+import io.herald.ack.Settlements;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.PollService;
 import io.herald.http.ApiException;
@@ -38,15 +39,17 @@ public final class WebSocketGateway {
   private final long pingIntervalMs;
   private final long pongTimeoutMs;
   private final RateLimiter rateLimiter;
+  private final Settlements settlements;
   private final Set<ServerWebSocket> sockets = new HashSet<>();
   /** The consumer sockets of this instance, by consumer: a block reaches all of them. */
   private final Map<String, Set<ConsumerSocket>> byConsumer = new HashMap<>();
 
   public WebSocketGateway(Vertx vertx, PollService poller, RateLimiter rateLimiter, Acks acks,
-      PublishService publisher, long pingIntervalMs, long pongTimeoutMs) {
+      Settlements settlements, PublishService publisher, long pingIntervalMs, long pongTimeoutMs) {
     this.vertx = vertx;
     this.poller = poller;
     this.rateLimiter = rateLimiter;
+    this.settlements = settlements;
     this.acks = acks;
     this.publisher = publisher;
     this.pingIntervalMs = pingIntervalMs;
@@ -66,7 +69,7 @@ public final class WebSocketGateway {
       HttpConnection connection = ctx.request().connection();
       upgrade(ctx, socket -> {
         ConsumerSocket opened = new ConsumerSocket(vertx, socket, () -> drop(connection, socket), consumer, poller,
-            rateLimiter, acks);
+            rateLimiter, acks, settlements);
         Set<ConsumerSocket> ofConsumer = byConsumer.computeIfAbsent(consumer.name(), name -> new HashSet<>());
         ofConsumer.add(opened);
         opened.start();

@@ -27,9 +27,10 @@ class ConsumerAdminTest extends GatewayTest {
     JsonObject expected = new JsonObject().put("name", name).put("topics", new JsonArray().add("a/>"))
         .put("ackMode", "explicit").put("ackTimeoutMs", 30000).put("maxPollRecords", 10).put("maxUnacked", 500)
         .put("retentionMs", 604800000L).put("redelivery", new JsonObject().put("initialDelayMs", 1000)
-            .put("multiplier", 2.0).put("maxDelayMs", 60000)).put("redeliverOnDisconnect", false)
+            .put("multiplier", 2.0).put("maxDelayMs", 60000).put("maxDeliveries", 0)).put("redeliverOnDisconnect", false)
         .put("rateLimit", new JsonObject().put("tps", 100).put("blockMs", 45000).put("graceMs", 15000)
-            .put("noticeIntervalMs", 2000).put("closeMode", "drop"));
+            .put("noticeIntervalMs", 2000).put("closeMode", "drop"))
+        .put("deadLetter", true).put("errorQueue", true);
     assertEquals(expected, created.json());
     assertEquals(expected, nodeB.http().get("/v1/admin/consumers/" + name).json());
     JsonArray all = nodeB.http().get("/v1/admin/consumers").json().getJsonArray("consumers");
@@ -126,7 +127,11 @@ class ConsumerAdminTest extends GatewayTest {
     assertTrue(metadata.getLong("oldestBacklogAgeMs") >= 0);
     assertTrue(metadata.getLong("oldestUnackedAgeMs") >= 0);
     assertEquals(new JsonObject().put("published", 3).put("delivered", 2).put("acked", 1).put("redelivered", 0)
-        .put("expired", 0).put("throttled", 0).put("blocks", 0), metadata.getJsonObject("totals"));
+        .put("deadLettered", 0).put("rejected", 0).put("dropped", 0).put("expired", 0).put("throttled", 0)
+        .put("blocks", 0), metadata.getJsonObject("totals"));
+    assertEquals(0, metadata.getLong("scheduled"));
+    assertEquals(0, metadata.getLong("deadLetters"));
+    assertEquals(0, metadata.getLong("errors"));
     assertEquals(new JsonObject().put("blocked", false).putNull("blockedUntil"), metadata.getJsonObject("throttle"));
     assertEquals(30000, metadata.getJsonObject("config").getInteger("ackTimeoutMs"));
   }

@@ -10,9 +10,6 @@ import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Request;
-import io.vertx.redis.client.Response;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,10 +20,6 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class RedisTimeTest extends GatewayTest {
 
-  private static long redisNow() {
-    Response time = RedisCli.send(redis.url(), Request.cmd(Command.TIME));
-    return time.get(0).toLong() * 1000 + time.get(1).toLong() / 1000;
-  }
 
   @Test
   @DisplayName("every node stamps, orders and times out events on Redis' clock, never its own")
@@ -47,9 +40,9 @@ class RedisTimeTest extends GatewayTest {
     sorted.sort(null);
     assertEquals(published, sorted, "eventIds from both nodes sort in publish order");
 
-    long before = redisNow();
+    long before = RedisCli.millis(redis.url());
     Reply batch = nodeB.http().poll(consumer, new JsonObject().put("maxEvents", 10));
-    long after = redisNow();
+    long after = RedisCli.millis(redis.url());
     assertEquals(published, batch.eventIds());
     for (Object item : batch.events()) {
       JsonObject event = (JsonObject) item;

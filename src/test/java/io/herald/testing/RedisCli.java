@@ -25,6 +25,12 @@ public final class RedisCli {
     send(url, Request.cmd(Command.HSET).arg(key).arg(field).arg(value));
   }
 
+  /** Redis' clock, in ms since the epoch: the clock every time in the protocol is read from. */
+  public static long millis(String url) {
+    Response time = send(url, Request.cmd(Command.TIME));
+    return time.get(0).toLong() * 1000 + time.get(1).toLong() / 1000;
+  }
+
   public static boolean exists(String url, String key) {
     return send(url, Request.cmd(Command.EXISTS).arg(key)).toInteger() == 1;
   }

@@ -14,9 +14,6 @@ import io.herald.testing.TestSocket;
 import io.vertx.core.http.UpgradeRejectedException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Request;
-import io.vertx.redis.client.Response;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -101,15 +98,16 @@ class RateLimitTest extends GatewayTest {
     String consumer = limited(unique("edge"), new JsonObject().put("tps", 5).put("blockMs", 1000));
     // the last fifth of a second, by Redis' clock, then the next second
     await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(5)).until(() -> {
-      long ms = redisMillis() % 1000;
+      long ms = RedisCli.millis(redis.url()) % 1000;
       return ms >= 750 && ms < 800;
     });
-    long second = redisMillis() / 1000;
+    long second = RedisCli.millis(redis.url()) / 1000;
     for (int i = 0; i < 5; i++) {
       assertEquals(200, http().poll(consumer, new JsonObject()).status());
     }
-    assertEquals(second, redisMillis() / 1000, "the five polls ended within the second");
-    await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(5)).until(() -> redisMillis() / 1000 > second);
+    assertEquals(second, RedisCli.millis(redis.url()) / 1000, "the five polls ended within the second");
+    await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(5))
+        .until(() -> RedisCli.millis(redis.url()) / 1000 > second);
     assertEquals(429, nodeB.http().poll(consumer, new JsonObject()).status(),
         "a window counted per calendar second would let this one through");
   }
@@ -198,8 +196,4 @@ class RateLimitTest extends GatewayTest {
     }
   }
 
-  private static long redisMillis() {
-    Response time = RedisCli.send(redis.url(), Request.cmd(Command.TIME));
-    return time.get(0).toLong() * 1000 + time.get(1).toLong() / 1000;
-  }
 }

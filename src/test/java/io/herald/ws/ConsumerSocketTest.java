@@ -3,7 +3,6 @@ package io.herald.ws;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.GatewayTest;
 import io.herald.testing.TestSocket;
@@ -96,8 +95,9 @@ class ConsumerSocketTest extends GatewayTest {
       socket.send(new JsonObject().put("op", "teleport").put("requestId", "r-3"));
       assertEquals("INVALID_REQUEST", socket.next().getString("code"));
       socket.send(new JsonObject().put("op", "nack").put("requestId", "r-4"));
-      JsonObject notYet = socket.next();
-      assertTrue(notYet.getString("message").contains("not supported"), notYet.encode());
+      JsonObject noAckIds = socket.next();
+      assertEquals("r-4", noAckIds.getValue("requestId"));
+      assertEquals("ackIds", noAckIds.getJsonObject("details").getString("field"), noAckIds.encode());
 
       socket.send(new JsonObject().put("op", "ping").put("requestId", "r-5"));
       assertEquals("pong", socket.next().getString("type"));

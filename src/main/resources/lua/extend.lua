@@ -1,0 +1,40 @@
+-- Extends deliveries: a new deadline now + extendMs for each that is still its event's latest and
+-- not settled (handed out or stale; a nacked one has ended).
+-- ARGV[1] extendMs, ARGV[2..] the ackIds
+-- Returns {{status, deadline, ...} per ackId in order, now, nextDue}, or -1 when the consumer does
+-- not exist. Statuses: EXTENDED (with its deadline), EXPIRED, ALREADY_ACKED, UNKNOWN (deadline '').
+local cfg = settings()
+if not cfg then return -1 end
+local now = now_ms()
+local deadline = now + tonumber(ARGV[1])
+
+local function extend(ackId)
+  local id, seq, n, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%d+)%.(%x+)$')
+  if not id or token ~= ack_token(cfg, id, seq, n) then return 'UNKNOWN' end
+  local current = delivery_state(id)
+  if not current then
+    local status = settled_status(cfg, id, tonumber(seq))
+    -- an event that left for a failure queue is no delivery to extend
+    return status == 'DEAD_LETTERED' and 'EXPIRED' or status
+  end
+  if current ~= n then return 'EXPIRED' end
+  if not redis.call('ZSCORE', K.pending, id) and redis.call('ZREM', K.stale, id) == 0 then
+    return 'EXPIRED'
+  end
+  redis.call('ZADD', K.pending, deadline, id)
+  local ends = retention_ends(cfg, id)
+  if ends < deadline then
+    redis.call('ZADD', K.expiry, ends, id)
+  else
+    redis.call('ZREM', K.expiry, id)
+  end
+  return 'EXTENDED'
+end
+
+local results = {}
+for i = 2, #ARGV do
+  local status = extend(ARGV[i])
+  table.insert(results, status)
+  table.insert(results, status == 'EXTENDED' and deadline or '')
+end
+return {results, now, next_due(cfg, next_redelivery(now))}

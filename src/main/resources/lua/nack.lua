@@ -1,0 +1,47 @@
+-- Nacks deliveries. Only an event's latest delivery can be nacked (as for acks).
+-- ARGV[1] 'REQUEUE' or 'REJECT'
+-- ARGV[2] REQUEUE: the delay in ms before it goes out again, '' for the consumer's backoff for its
+--         delivery count (the backoff a missed deadline gets)
+-- ARGV[3] the reason, kept with the event ('' for none)
+-- ARGV[4..] the ackIds
+-- Returns {{status per ackId}, now, nextDue}, or -1 when the consumer does not exist. Statuses:
+-- REQUEUED, DEAD_LETTERED (a requeue past maxDeliveries), REJECTED, DROPPED (the queue it would go
+-- to is off), EXPIRED, ALREADY_ACKED, UNKNOWN.
+local cfg = settings()
+if not cfg then return -1 end
+local now = now_ms()
+local requeue, reason = ARGV[1] == 'REQUEUE', ARGV[3]
+
+local function nack(ackId)
+  local id, seq, n, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%d+)%.(%x+)$')
+  if not id or token ~= ack_token(cfg, id, seq, n) then return 'UNKNOWN' end
+  local current, _, firstAt = delivery_state(id)
+  if not current then return settled_status(cfg, id, tonumber(seq)) end
+  if current ~= n then return 'EXPIRED' end
+  if reason ~= '' then redis.call('HSET', K.reasons, id, reason) end
+  local delivered = tonumber(n)
+  if not requeue then return fail(cfg, id, seq, delivered, nil, now) end
+  if cfg.maxDeliveries > 0 and delivered >= cfg.maxDeliveries then
+    return fail(cfg, id, seq, delivered, 'MAX_DELIVERIES', now)
+  end
+  -- waiting out the delay it is not unacked: it leaves pending/stale (and first, kept aside)
+  if firstAt == '' then
+    firstAt = redis.call('ZSCORE', K.first, id) or string.format('%d', now)
+  end
+  redis.call('ZREM', K.pending, id)
+  redis.call('ZREM', K.stale, id)
+  redis.call('ZREM', K.first, id)
+  redis.call('HSET', K.deliveries, id, n .. ':' .. seq .. ':' .. firstAt)
+  local delay = ARGV[2] ~= '' and tonumber(ARGV[2]) or backoff(cfg, delivered)
+  redis.call('ZADD', K.scheduled, now + delay, id)
+  redis.call('ZADD', K.expiry, retention_ends(cfg, id), id)
+  return 'REQUEUED'
+end
+
+local statuses = {}
+for i = 4, #ARGV do
+  table.insert(statuses, nack(ARGV[i]))
+end
+touch_acked()
+wake_waiter(cfg)
+return {statuses, now, next_due(cfg, next_redelivery(now))}
