@@ -30,22 +30,7 @@ local function ack(ackId)
   return settled_status(cfg, id, tonumber(seq))
 end
 
-local statuses = {}
-for i = 2, tonumber(ARGV[1]) + 1 do
-  table.insert(statuses, ack(ARGV[i]))
-end
-local result = {statuses}
-for k = 16, #KEYS do
-  local rows = {}
-  local members = redis.call('GET', KEYS[k])
-  if members then
-    for ackId in string.gmatch(members, '%S+') do
-      table.insert(rows, ackId)
-      table.insert(rows, ack(ackId))
-    end
-  end
-  table.insert(result, rows)
-end
+local result = ack_each(ack, 2, tonumber(ARGV[1]) + 1)
 count({acked = acked, spooledBytes = -bytes})
 touch_acked()
 -- room below maxUnacked: a poll held back by it may go on

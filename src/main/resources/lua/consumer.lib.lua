@@ -306,3 +306,22 @@ local function throttle(now, counted, id)
   redis.call('PEXPIRE', K.polls, 1000)
   return nil
 end
+
+-- Applies ack (ackId -> status) to ARGV[from..to] and to the ackIds of each batch key from KEYS[16]
+-- on; returns {statuses in order, then per batch key {ackId, status, ...} ({} for an unknown one)}.
+local function ack_each(ack, from, to)
+  local statuses = {}
+  for i = from, to do
+    table.insert(statuses, ack(ARGV[i]))
+  end
+  local result = {statuses}
+  for k = 16, #KEYS do
+    local rows = {}
+    for ackId in string.gmatch(redis.call('GET', KEYS[k]) or '', '%S+') do
+      table.insert(rows, ackId)
+      table.insert(rows, ack(ackId))
+    end
+    table.insert(result, rows)
+  end
+  return result
+end

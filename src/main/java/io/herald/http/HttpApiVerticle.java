@@ -9,6 +9,7 @@ import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
+import io.herald.deadletter.FailedEventRoutes;
 import io.herald.delivery.Batch;
 import io.herald.delivery.PollService;
 import io.herald.publish.PublishService;
@@ -103,6 +104,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.post("/v1/consumers/:consumer/nacks").handler(ctx -> settle(ctx, Settlements.NACK_FIELDS, settlements::nack));
     router.post("/v1/consumers/:consumer/extend").handler(ctx -> settle(ctx, Settlements.EXTEND_FIELDS, settlements::extend));
     new ConsumerRoutes(store, directory).mount(router);
+    new FailedEventRoutes(vertx, store, directory).mount(router);
     router.route().failureHandler(Responses::failure);
     router.errorHandler(404, ctx -> Responses.error(ctx, new ApiException(ErrorCode.NOT_FOUND,
         "No route " + ctx.request().method() + " " + ctx.request().path())));

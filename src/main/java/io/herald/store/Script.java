@@ -22,6 +22,9 @@ public final class Script {
   public static final Script ADMIT = perConsumer("admit");
   public static final Script NACK = perConsumer("nack");
   public static final Script EXTEND = perConsumer("extend");
+  public static final Script FAILED_POLL = perConsumer("failed_poll");
+  public static final Script FAILED_ACK = perConsumer("failed_ack");
+  public static final Script REDRIVE = perConsumer("redrive");
   public static final Script CONSUMER_PUT = perConsumer("consumer_put");
   public static final Script CONSUMER_DELETE = perConsumer("consumer_delete");
   public static final Script DUE_LOWER = standalone("due_lower");

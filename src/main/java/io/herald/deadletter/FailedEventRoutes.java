@@ -1,0 +1,201 @@
+package io.herald.deadletter;
+
+import io.herald.ack.Acks;
+import io.herald.consumer.ConsumerDirectory;
+import io.herald.http.ApiException;
+import io.herald.http.Requests;
+import io.herald.http.Responses;
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.herald.store.Script;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.redis.client.Response;
+import io.vertx.redis.client.ResponseType;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * The dead-letter queue ({@code .../dead-letters/}) and the error queue ({@code .../errors/}) of a
+ * consumer: read from the head, ack (discard), redrive back to the consumer's queue.
+ *
+ * <p>A read does not take events out of the queue, so two readers see the same events; an ack
+ * discards them. A redrive of {@code all} moves {@value #REDRIVE_CHUNK} events per script call,
+ * {@value #REDRIVE_PAUSE_MS} ms apart, so that emptying a queue of a million events leaves Redis to
+ * live traffic in between.
+ */
+public final class FailedEventRoutes {
+  static final int REDRIVE_CHUNK = 500;
+  static final long REDRIVE_PAUSE_MS = 5;
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final Vertx vertx;
+  private final RedisStore store;
+  private final ConsumerDirectory directory;
+
+  public FailedEventRoutes(Vertx vertx, RedisStore store, ConsumerDirectory directory) {
+    this.vertx = vertx;
+    this.store = store;
+    this.directory = directory;
+  }
+
+  public void mount(Router router) {
+    for (String queue : List.of("dead-letters", "errors")) {
+      String kind = queue.equals("dead-letters") ? "dead" : "errors";
+      router.post("/v1/consumers/:consumer/" + queue + "/poll").handler(ctx -> poll(ctx, kind));
+      router.post("/v1/consumers/:consumer/" + queue + "/acks").handler(ctx -> ack(ctx, kind));
+      router.post("/v1/consumers/:consumer/" + queue + "/redrive").handler(ctx -> redrive(ctx, kind));
+    }
+  }
+
+  private void poll(RoutingContext ctx, String kind) {
+    Responses.replyBuffer(ctx, () -> {
+      JsonObject body = Requests.object(ctx);
+      Long maxEvents = Requests.integer(body, "maxEvents", 1, 1000);
+      // accepted for the shape of a poll; a read of a queue answers at once
+      Requests.integer(body, "waitMs", 0, 20_000);
+      Requests.onlyFields(body, "maxEvents", "waitMs");
+      String batchAckId = HexFormat.of().formatHex(randomBytes());
+      return consumer(ctx).compose(consumer -> {
+        List<String> keys = new ArrayList<>(Keys.consumer(consumer));
+        keys.add(Keys.batch(consumer, batchAckId));
+        return run(consumer, Script.FAILED_POLL, keys, List.of(kind, maxEvents == null ? 10 : maxEvents));
+      }).map(reply -> batch(reply, batchAckId));
+    });
+  }
+
+  /** The batch body: each event as stored, with its ackId and why it is in the queue. */
+  private static Buffer batch(Response reply, String batchAckId) {
+    Buffer json = Buffer.buffer().appendString("{\"batchAckId\":")
+        .appendString(reply.size() > 0 ? "\"" + batchAckId + "\"" : "null").appendString(",\"events\":[");
+    for (int i = 0; i < reply.size(); i += 3) {
+      JsonObject failure = new JsonObject(reply.get(i + 2).toString());
+      json.appendString(i == 0 ? "{" : ",{")
+          .appendString("\"ackId\":\"").appendString(reply.get(i).toString()).appendString("\",")
+          .appendBuffer(reply.get(i + 1).toBuffer())
+          .appendString(",\"deliveryCount\":").appendString(String.valueOf(failure.getLong("deliveryCount")));
+      if (failure.containsKey("deadLetterReason")) {
+        json.appendString(",\"deadLetterReason\":").appendString(Json.encode(failure.getString("deadLetterReason")));
+      }
+      if (failure.containsKey("reason")) {
+        json.appendString(",\"reason\":").appendString(Json.encode(failure.getString("reason")));
+      }
+      json.appendString("}");
+    }
+    return json.appendString("]}");
+  }
+
+  private void ack(RoutingContext ctx, String kind) {
+    Responses.reply(ctx, () -> {
+      JsonObject body = Requests.object(ctx);
+      JsonArray ackIds = Requests.strings(body, "ackIds", Acks.MAX_ACK_IDS);
+      JsonArray batchAckIds = Requests.strings(body, "batchAckIds", Acks.MAX_BATCH_ACK_IDS);
+      Requests.onlyFields(body, "ackIds", "batchAckIds");
+      if (ackIds.isEmpty() && batchAckIds.isEmpty()) {
+        throw ApiException.invalid("ackIds", "name at least one ackId or batchAckId");
+      }
+      return consumer(ctx).compose(consumer -> {
+        List<String> keys = new ArrayList<>(Keys.consumer(consumer));
+        List<String> batches = new ArrayList<>();
+        for (Object id : batchAckIds) {
+          if (Requests.isBatchAckId((String) id)) {
+            batches.add((String) id);
+            keys.add(Keys.batch(consumer, (String) id));
+          }
+        }
+        List<Object> args = new ArrayList<>();
+        args.add(kind);
+        args.add(ackIds.size());
+        ackIds.forEach(args::add);
+        return run(consumer, Script.FAILED_ACK, keys, args).map(reply -> {
+          JsonArray results = new JsonArray();
+          for (int i = 0; i < ackIds.size(); i++) {
+            results.add(new JsonObject().put("ackId", ackIds.getValue(i)).put("status", reply.get(0).get(i).toString()));
+          }
+          for (int b = 0; b < batches.size(); b++) {
+            Response rows = reply.get(b + 1);
+            if (rows.size() == 0) {
+              results.add(new JsonObject().put("batchAckId", batches.get(b)).put("status", "UNKNOWN"));
+            }
+            for (int i = 0; i < rows.size(); i += 2) {
+              results.add(new JsonObject().put("ackId", rows.get(i).toString()).put("status", rows.get(i + 1).toString()));
+            }
+          }
+          return new JsonObject().put("results", results);
+        });
+      });
+    });
+  }
+
+  private void redrive(RoutingContext ctx, String kind) {
+    Responses.reply(ctx, () -> {
+      JsonObject body = Requests.object(ctx);
+      JsonArray eventIds = Requests.strings(body, "eventIds", Acks.MAX_ACK_IDS);
+      Object all = body.getValue("all");
+      Requests.onlyFields(body, "eventIds", "all");
+      if (all != null && !Boolean.TRUE.equals(all)) {
+        throw ApiException.invalid("all", "must be true when given");
+      }
+      if ((all != null) == !eventIds.isEmpty()) {
+        throw ApiException.invalid("eventIds", "name the eventIds to redrive, or send {\"all\":true}");
+      }
+      return consumer(ctx).compose(consumer -> {
+        if (all != null) {
+          Promise<Long> done = Promise.promise();
+          redriveAll(consumer, kind, 0, done);
+          return done.future().map(moved -> new JsonObject().put("redriven", moved));
+        }
+        List<Object> args = new ArrayList<>(List.of(kind, "", 0));
+        eventIds.forEach(args::add);
+        return run(consumer, Script.REDRIVE, Keys.consumer(consumer), args).map(reply -> {
+          JsonArray results = new JsonArray();
+          for (int i = 0; i < eventIds.size(); i++) {
+            results.add(new JsonObject().put("eventId", eventIds.getValue(i)).put("status", reply.get(i + 1).toString()));
+          }
+          return new JsonObject().put("redriven", reply.get(0).toLong()).put("results", results);
+        });
+      });
+    });
+  }
+
+  private void redriveAll(String consumer, String kind, long movedSoFar, Promise<Long> done) {
+    run(consumer, Script.REDRIVE, Keys.consumer(consumer), List.of(kind, "*", REDRIVE_CHUNK))
+        .onFailure(done::fail)
+        .onSuccess(reply -> {
+          long moved = reply.get(0).toLong();
+          if (moved < REDRIVE_CHUNK) {
+            done.complete(movedSoFar + moved);
+          } else {
+            vertx.setTimer(REDRIVE_PAUSE_MS, t -> redriveAll(consumer, kind, movedSoFar + moved, done));
+          }
+        });
+  }
+
+  private Future<Response> run(String consumer, Script script, List<String> keys, List<?> args) {
+    return store.eval(script, keys, args)
+        .recover(failure -> Future.failedFuture(ApiException.from(failure, true)))
+        .compose(reply -> reply.type() == ResponseType.MULTI ? Future.succeededFuture(reply)
+            : Future.failedFuture(ApiException.unknownConsumer(consumer)));
+  }
+
+  private Future<String> consumer(RoutingContext ctx) {
+    String name = ctx.pathParam("consumer");
+    return directory.lookup(name).compose(found -> found != null
+        ? Future.succeededFuture(name) : Future.failedFuture(ApiException.unknownConsumer(name)));
+  }
+
+  private static byte[] randomBytes() {
+    byte[] bytes = new byte[16];
+    RANDOM.nextBytes(bytes);
+    return bytes;
+  }
+}

@@ -1,0 +1,26 @@
+-- Acks (discards) events of the dead-letter or error queue by the ackIds its reads gave out.
+-- KEYS[16..] batch keys, one per batchAckId
+-- ARGV[1] 'dead' or 'errors', ARGV[2] number of ackIds, ARGV[3..] the ackIds
+-- Returns {statuses of the ackIds, then per batch key {ackId, status, ...}}, or -1 when the
+-- consumer does not exist. Statuses: ACKED, ALREADY_ACKED, UNKNOWN.
+local cfg = settings()
+if not cfg then return -1 end
+local queue = ARGV[1] == 'dead' and K.dead or K.errors
+local bytes = 0
+
+local function ack(ackId)
+  local id, seq, kind, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%a+)%.(%x+)$')
+  if not id or kind ~= ARGV[1] or token ~= ack_token(cfg, id, seq, kind) then return 'UNKNOWN' end
+  if redis.call('ZSCORE', queue, id) then
+    bytes = bytes + forget(id)
+    remember_ack(cfg, tonumber(seq))
+    return 'ACKED'
+  end
+  if was_acked(cfg, tonumber(seq)) then return 'ALREADY_ACKED' end
+  return 'UNKNOWN'
+end
+
+local result = ack_each(ack, 3, tonumber(ARGV[2]) + 2)
+count({spooledBytes = -bytes})
+touch_acked()
+return result
