@@ -1,5 +1,5 @@
 -- Acknowledges deliveries by ackId and by batchAckId. Only an event's latest delivery can be acked.
--- KEYS[16..] batch keys, one per batchAckId
+-- KEYS[EXTRA_KEY..] batch keys, one per batchAckId
 -- ARGV[1] number of ackIds, ARGV[2..] the ackIds
 -- Returns {statuses of the ackIds in order, then per batch key {ackId, status, ...} ({} if unknown)},
 -- or -1 when the consumer does not exist.

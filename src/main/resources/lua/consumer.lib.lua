@@ -20,13 +20,17 @@
 -- KEYS[13] errors     ZSET   eventId -> when it was rejected: the error queue
 -- KEYS[14] failures   HASH   eventId -> JSON of why it is in the dead-letter or error queue
 -- KEYS[15] reasons    HASH   eventId -> the reason of its last nack, while it is held
--- Scripts may add keys of their own from KEYS[16] on.
+-- KEYS[16] ttl        ZSET   eventId -> when its time to live ends, for events whose TTL (ttlMs,
+--                            or the consumer's maxTtlMs) ends before their retention
+-- Scripts may add keys of their own from KEYS[17] on (EXTRA_KEY).
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local K = {
   meta = KEYS[1], backlog = KEYS[2], events = KEYS[3], expiry = KEYS[4], waiters = KEYS[5],
   pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9], polls = KEYS[10],
   scheduled = KEYS[11], dead = KEYS[12], errors = KEYS[13], failures = KEYS[14], reasons = KEYS[15],
+  ttl = KEYS[16],
 }
+local EXTRA_KEY = 17
 -- The consumer's name, as its keys spell it.
 local CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
 -- A node's wake-up channel is this prefix and its id (Keys.wakeChannel on the Java side).
@@ -49,14 +53,14 @@ end
 local function settings()
   local v = redis.call('HMGET', K.meta, 'salt', 'ackMode', 'ackTimeoutMs', 'maxUnacked',
     'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'maxDeliveries', 'deadLetter',
-    'errorQueue')
+    'errorQueue', 'maxTtlMs')
   if not v[1] then return nil end
   return {
     salt = v[1], auto = v[2] == 'auto', ackTimeoutMs = tonumber(v[3]), maxUnacked = tonumber(v[4]),
     retentionMs = tonumber(v[5]), initialDelayMs = tonumber(v[6]), multiplier = tonumber(v[7]),
     maxDelayMs = tonumber(v[8]), maxDeliveries = tonumber(v[9] or '0'),
     -- consumers stored before these settings existed have the protocol's defaults
-    deadLetter = v[10] ~= 'false', errorQueue = v[11] ~= 'false',
+    deadLetter = v[10] ~= 'false', errorQueue = v[11] ~= 'false', maxTtlMs = tonumber(v[12] or '0'),
   }
 end
 
@@ -67,6 +71,15 @@ end
 
 local function retention_ends(cfg, id)
   return published_at(id) + cfg.retentionMs
+end
+
+-- When an event's time with the consumer ends, and why: its TTL (K.ttl) or its retention.
+local ttl_in_use
+local function ends_at(cfg, id)
+  if ttl_in_use == nil then ttl_in_use = redis.call('EXISTS', K.ttl) == 1 end
+  local ttl = ttl_in_use and redis.call('ZSCORE', K.ttl, id)
+  if ttl then return tonumber(ttl), 'TTL_EXPIRED' end
+  return retention_ends(cfg, id), 'RETENTION'
 end
 
 -- Redelivery backoff after the n-th delivery missed its deadline.
@@ -113,6 +126,7 @@ local function forget(id)
   redis.call('ZREM', K.dead, id)
   redis.call('ZREM', K.errors, id)
   redis.call('HDEL', K.failures, id)
+  redis.call('ZREM', K.ttl, id)
   return bytes
 end
 
@@ -160,7 +174,7 @@ end
 -- Moves an event into the dead-letter queue (why: MAX_DELIVERIES, TTL_EXPIRED or RETENTION), or to
 -- the error queue (why: nil, a REJECT), with its delivery count n and last nack reason; with the
 -- queue switched off the event is dropped instead, counted, and remembered so that a late ack says
--- so. It stays there until redriven, acked or its retention ends. Returns the nack status.
+-- so. It stays there until redriven or acked, for retentionMs at most. Returns the nack status.
 local function fail(cfg, id, seq, n, why, now)
   local reason = redis.call('HGET', K.reasons, id)
   withdraw(id)
@@ -174,7 +188,8 @@ local function fail(cfg, id, seq, n, why, now)
   redis.call('ZADD', why and K.dead or K.errors, now, id)
   redis.call('HSET', K.failures, id, cjson.encode({deadLetterReason = why, deliveryCount = tonumber(n),
     reason = reason, seq = tonumber(seq)}))
-  redis.call('ZADD', K.expiry, retention_ends(cfg, id), id)
+  redis.call('ZADD', K.expiry, now + cfg.retentionMs, id)
+  redis.call('ZREM', K.ttl, id)
   if why then
     count({deadLettered = 1})
     return 'DEAD_LETTERED'
@@ -183,47 +198,56 @@ local function fail(cfg, id, seq, n, why, now)
   return 'REJECTED'
 end
 
--- Deliveries whose deadline passed become stale: they wait out their backoff before the next
--- hand-out, or leave at once if their retention ended meanwhile, or go to the dead-letter queue
--- if another delivery would exceed maxDeliveries. Bounded by limit.
-local function make_due_stale(cfg, now, limit)
-  local due = redis.call('ZRANGEBYSCORE', K.pending, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
-  local expired, bytes = 0, 0
-  for i = 1, #due, 2 do
-    local id, deadline = due[i], tonumber(due[i + 1])
-    local ends = retention_ends(cfg, id)
-    if ends <= now then
-      bytes = bytes + forget(id)
-      expired = expired + 1
-    else
-      local n, seq = delivery_state(id)
-      n = tonumber(n or '1')
-      if cfg.maxDeliveries > 0 and n >= cfg.maxDeliveries and seq then
-        fail(cfg, id, seq, n, 'MAX_DELIVERIES', now)
-      else
-        redis.call('ZADD', K.stale, deadline + backoff(cfg, n), id)
-        redis.call('ZADD', K.expiry, ends, id)
-        redis.call('ZREM', K.pending, id)
-      end
-    end
+-- An event whose time ran out (why: TTL_EXPIRED or RETENTION) goes to the dead-letter queue, or is
+-- dropped with deadLetter off; one already in the dead-letter or error queue leaves for good
+-- (counted as expired). seq and n: its arrival sequence and delivery count, if the caller has them.
+local function expire(cfg, id, why, now, seq, n)
+  if redis.call('HEXISTS', K.failures, id) == 1 then
+    count({expired = 1, spooledBytes = -forget(id)})
+    return
   end
-  count({expired = expired, spooledBytes = -bytes})
+  if not seq then
+    n, seq = delivery_state(id)
+    seq = seq or redis.call('ZSCORE', K.backlog, id)
+  end
+  redis.call('ZREM', K.backlog, id)
+  fail(cfg, id, seq, tonumber(n or '0'), why, now)
 end
 
--- Events past their retention leave the consumer (counted): stale deliveries by the expiry index,
--- the backlog from its head (arrival order is publish order). Bounded by limit.
+-- Deliveries whose deadline passed become stale: they wait out their backoff before the next
+-- hand-out, or expire at once if their time ran out meanwhile, or go to the dead-letter queue if
+-- another delivery would exceed maxDeliveries. Bounded by limit.
+local function make_due_stale(cfg, now, limit)
+  local due = redis.call('ZRANGEBYSCORE', K.pending, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  for i = 1, #due, 2 do
+    local id, deadline = due[i], tonumber(due[i + 1])
+    local ends, why = ends_at(cfg, id)
+    local n, seq = delivery_state(id)
+    n = tonumber(n or '1')
+    if ends <= now then
+      expire(cfg, id, why, now, seq, n)
+    elseif cfg.maxDeliveries > 0 and n >= cfg.maxDeliveries and seq then
+      fail(cfg, id, seq, n, 'MAX_DELIVERIES', now)
+    else
+      redis.call('ZADD', K.stale, deadline + backoff(cfg, n), id)
+      redis.call('ZADD', K.expiry, ends, id)
+      redis.call('ZREM', K.pending, id)
+    end
+  end
+end
+
+-- Events whose time ran out expire (see expire): those in the expiry index, and the backlog from its
+-- head by retention (arrival order is publish order; events with a TTL are in the index).
+-- Bounded by limit.
 local function expire_due(cfg, now, limit)
-  local expired, bytes = 0, 0
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.expiry, '-inf', now, 'LIMIT', 0, limit)) do
-    bytes = bytes + forget(id)
-    expired = expired + 1
+    local _, why = ends_at(cfg, id)
+    expire(cfg, id, why, now)
   end
   for _, id in ipairs(redis.call('ZRANGE', K.backlog, 0, limit - 1)) do
     if retention_ends(cfg, id) > now then break end
-    bytes = bytes + forget(id)
-    expired = expired + 1
+    expire(cfg, id, 'RETENTION', now)
   end
-  count({expired = expired, spooledBytes = -bytes})
 end
 
 -- When the consumer next has timed work: the earliest of the given times (nil ones skipped), the
@@ -307,15 +331,15 @@ local function throttle(now, counted, id)
   return nil
 end
 
--- Applies ack (ackId -> status) to ARGV[from..to] and to the ackIds of each batch key from KEYS[16]
--- on; returns {statuses in order, then per batch key {ackId, status, ...} ({} for an unknown one)}.
+-- Applies ack (ackId -> status) to ARGV[from..to] and to the ackIds of each batch key from
+-- KEYS[EXTRA_KEY] on; returns {statuses in order, then per batch key {ackId, status, ...} ({} for an unknown one)}.
 local function ack_each(ack, from, to)
   local statuses = {}
   for i = from, to do
     table.insert(statuses, ack(ARGV[i]))
   end
   local result = {statuses}
-  for k = 16, #KEYS do
+  for k = EXTRA_KEY, #KEYS do
     local rows = {}
     for ackId in string.gmatch(redis.call('GET', KEYS[k]) or '', '%S+') do
       table.insert(rows, ackId)

@@ -22,7 +22,7 @@ local function extend(ackId)
     return 'EXPIRED'
   end
   redis.call('ZADD', K.pending, deadline, id)
-  local ends = retention_ends(cfg, id)
+  local ends = ends_at(cfg, id)
   if ends < deadline then
     redis.call('ZADD', K.expiry, ends, id)
   else

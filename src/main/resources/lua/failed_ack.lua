@@ -1,5 +1,5 @@
 -- Acks (discards) events of the dead-letter or error queue by the ackIds its reads gave out.
--- KEYS[16..] batch keys, one per batchAckId
+-- KEYS[EXTRA_KEY..] batch keys, one per batchAckId
 -- ARGV[1] 'dead' or 'errors', ARGV[2] number of ackIds, ARGV[3..] the ackIds
 -- Returns {statuses of the ackIds, then per batch key {ackId, status, ...}}, or -1 when the
 -- consumer does not exist. Statuses: ACKED, ALREADY_ACKED, UNKNOWN.

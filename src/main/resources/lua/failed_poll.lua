@@ -1,6 +1,6 @@
 -- Reads the head of the dead-letter or error queue (oldest first). Reading does not take events
 -- out: an ack (failed_ack.lua) discards them, a redrive (redrive.lua) sends them back.
--- KEYS[16] the batch key (its batchAckId), written when events are returned
+-- KEYS[EXTRA_KEY] the batch key (its batchAckId), written when events are returned
 -- ARGV[1] 'dead' or 'errors', ARGV[2] most events
 -- Returns {ackId1, blob1, failure1 (JSON), ...}, or -1 when the consumer does not exist.
 local cfg = settings()
@@ -20,6 +20,6 @@ for _, id in ipairs(redis.call('ZRANGE', queue, 0, tonumber(ARGV[2]) - 1)) do
   end
 end
 if #ackIds > 0 then
-  redis.call('SET', KEYS[16], table.concat(ackIds, ' '), 'PX', 3600000)
+  redis.call('SET', KEYS[EXTRA_KEY], table.concat(ackIds, ' '), 'PX', 3600000)
 end
 return out

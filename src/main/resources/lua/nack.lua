@@ -34,7 +34,7 @@ local function nack(ackId)
   redis.call('HSET', K.deliveries, id, n .. ':' .. seq .. ':' .. firstAt)
   local delay = ARGV[2] ~= '' and tonumber(ARGV[2]) or backoff(cfg, delivered)
   redis.call('ZADD', K.scheduled, now + delay, id)
-  redis.call('ZADD', K.expiry, retention_ends(cfg, id), id)
+  redis.call('ZADD', K.expiry, (ends_at(cfg, id)), id)
   return 'REQUEUED'
 end
 

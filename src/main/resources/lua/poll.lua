@@ -1,7 +1,7 @@
 -- Hands out one batch: stale deliveries whose backoff has passed first, then, while the consumer's
 -- unacked count is below maxUnacked, requeued events whose nack delay has passed, then new events
 -- in arrival order.
--- KEYS[16] the batch key (its batchAckId), written only when events are handed out.
+-- KEYS[EXTRA_KEY] the batch key (its batchAckId), written only when events are handed out.
 -- ARGV[1] most events to hand out
 -- ARGV[2] the poll's waiter id when it is a long poll, else ''
 -- ARGV[3] how long the long poll still waits, ms: when nothing is handed out and this is above 0,
@@ -25,7 +25,7 @@ local deadline = now + cfg.ackTimeoutMs
 local deadlineArg, nowArg = string.format('%d', deadline), string.format('%d', now)
 local out = {1, now, 0, -1}
 local ackIds = {}
-local handed, redelivered, expired, releasedBytes = 0, 0, 0, 0
+local handed, redelivered, releasedBytes = 0, 0, 0
 
 make_due_stale(cfg, now, 1000)
 
@@ -34,10 +34,10 @@ make_due_stale(cfg, now, 1000)
 local function hand_out(id, seq, n, from, firstAt)
   local blob = redis.call('HGET', K.events, id)
   if not blob then return end
-  local ends = retention_ends(cfg, id)
+  local ends, why = ends_at(cfg, id)
   if ends <= now then
-    releasedBytes = releasedBytes + forget(id)
-    expired = expired + 1
+    -- its time ran out before this hand-out: the dead-letter queue, not the client
+    expire(cfg, id, why, now, seq, tonumber(n) - 1)
     return
   end
   handed = handed + 1
@@ -104,7 +104,7 @@ if want > 0 then
   end
 end
 
-local counts = {delivered = handed, redelivered = redelivered, expired = expired, spooledBytes = -releasedBytes}
+local counts = {delivered = handed, redelivered = redelivered, spooledBytes = -releasedBytes}
 if cfg.auto then counts.acked = handed end
 count(counts)
 touch_acked()
@@ -112,7 +112,7 @@ touch_acked()
 out[4] = next_due(cfg, #ackIds > 0 and deadline or nil)
 
 if #ackIds > 0 then
-  redis.call('SET', KEYS[16], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
+  redis.call('SET', KEYS[EXTRA_KEY], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
 end
 
 local waiter, wait = ARGV[2], tonumber(ARGV[3])

@@ -1,20 +1,30 @@
 -- Spools one publish request's events for one consumer.
--- ARGV pairs of eventId, blob.
--- Returns the number of events spooled, or -1 when the consumer does not exist.
+-- ARGV triples of eventId, blob, ttlMs ('' for none).
+-- Returns {events spooled, the earliest TTL end among them or -1} (the scheduler must know it), or
+-- -1 when the consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
-local seq = redis.call('HINCRBY', K.meta, 'seq', #ARGV / 2) - #ARGV / 2
-local spooled, bytes = 0, 0
-for i = 1, #ARGV, 2 do
-  local id, blob = ARGV[i], ARGV[i + 1]
+local events = #ARGV / 3
+local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
+local spooled, bytes, earliest = 0, 0, -1
+for i = 1, #ARGV, 3 do
+  local id, blob, ttl = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   seq = seq + 1
   -- HSETNX: a repeated eventId is spooled once
   if redis.call('HSETNX', K.events, id, blob) == 1 then
     redis.call('ZADD', K.backlog, seq, id)
     spooled = spooled + 1
     bytes = bytes + #blob
+    -- the smaller of the event's ttlMs and the consumer's maxTtlMs, when it ends before retention
+    if cfg.maxTtlMs > 0 and (not ttl or cfg.maxTtlMs < ttl) then ttl = cfg.maxTtlMs end
+    if ttl and ttl < cfg.retentionMs then
+      local ends = published_at(id) + ttl
+      redis.call('ZADD', K.ttl, ends, id)
+      redis.call('ZADD', K.expiry, ends, id)
+      if earliest < 0 or ends < earliest then earliest = ends end
+    end
   end
 end
 count({published = spooled, spooledBytes = bytes})
 if spooled > 0 then wake_waiter(cfg) end
-return spooled
+return {spooled, earliest}

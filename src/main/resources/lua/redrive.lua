@@ -13,6 +13,7 @@ local function redrive(id)
   local failure = redis.call('HGET', K.failures, id)
   if not failure or redis.call('ZREM', queue, id) == 0 then return 'UNKNOWN' end
   redis.call('HDEL', K.failures, id)
+  -- back with what is left of its retention (a TTL does not follow it into the queues)
   redis.call('ZREM', K.expiry, id)
   redis.call('ZADD', K.backlog, cjson.decode(failure).seq, id)
   moved = moved + 1

@@ -72,6 +72,12 @@ public final class SettingsReader {
     return defaultValue;
   }
 
+  /** An integer that may be absent or null (then null). */
+  public Long optionalInteger(String key, long min, long max) {
+    read.add(key);
+    return json.getValue(key) == null ? null : integer(key, 0, min, max);
+  }
+
   public double decimal(String key, double defaultValue, double min, double max) {
     read.add(key);
     Object value = json.getValue(key);

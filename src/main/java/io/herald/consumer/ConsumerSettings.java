@@ -22,10 +22,11 @@ import java.util.List;
  * @param deadLetter       false: events over maxDeliveries are dropped (and counted) instead of
  *                         dead-lettered (default true)
  * @param errorQueue       false: events nacked with REJECT are dropped (and counted) (default true)
+ * @param maxTtlMs         upper bound on an event's time to live on this consumer, or null for none
  */
 public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode ackMode, long ackTimeoutMs,
     int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery, boolean redeliverOnDisconnect,
-    RateLimit rateLimit, boolean deadLetter, boolean errorQueue) {
+    RateLimit rateLimit, boolean deadLetter, boolean errorQueue, Long maxTtlMs) {
 
   public enum AckMode {
     EXPLICIT, AUTO;
@@ -97,10 +98,11 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
     limit.finish();
     boolean deadLetter = reader.bool("deadLetter", true);
     boolean errorQueue = reader.bool("errorQueue", true);
+    Long maxTtlMs = reader.optionalInteger("maxTtlMs", 1_000, 2_592_000_000L);
     reader.finish();
     return new ConsumerSettings(name, List.copyOf(topics), AckMode.valueOf(ackMode.toUpperCase(java.util.Locale.ROOT)),
         ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect, rateLimit,
-        deadLetter, errorQueue);
+        deadLetter, errorQueue, maxTtlMs);
   }
 
   /** Parses settings sent by a client or stored in Redis; throws with every bad field. */
@@ -143,6 +145,7 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
             .put("graceMs", rateLimit.graceMs())
             .put("noticeIntervalMs", rateLimit.noticeIntervalMs())
             .put("closeMode", rateLimit.closeMode().name().toLowerCase(java.util.Locale.ROOT)))
+        .put("maxTtlMs", maxTtlMs)
         .put("deadLetter", deadLetter)
         .put("errorQueue", errorQueue);
   }
@@ -153,6 +156,7 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         "retentionMs", retentionMs, "initialDelayMs", redelivery.initialDelayMs(),
         "multiplier", redelivery.multiplier(), "maxDelayMs", redelivery.maxDelayMs(),
         "rateTps", rateLimit.tps(), "rateBlockMs", rateLimit.blockMs(),
-        "maxDeliveries", redelivery.maxDeliveries(), "deadLetter", deadLetter, "errorQueue", errorQueue);
+        "maxDeliveries", redelivery.maxDeliveries(), "deadLetter", deadLetter, "errorQueue", errorQueue,
+        "maxTtlMs", maxTtlMs == null ? 0 : maxTtlMs);
   }
 }

@@ -71,8 +71,8 @@ public final class HttpApiVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     store = stores.get();
-    publisher = new PublishService(context, store, directory, http.maxEventBytes());
     DueTimes dueTimes = new DueTimes(store);
+    publisher = new PublishService(context, store, directory, http.maxEventBytes(), dueTimes);
     poller = new PollService(vertx, store, dueTimes, waiterPrefix);
     settlements = new Settlements(store, dueTimes);
     vertx.eventBus().<String>localConsumer(Addresses.wake(waiterPrefix), message -> poller.wake(message.body()));

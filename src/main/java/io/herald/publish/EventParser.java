@@ -21,6 +21,8 @@ import java.util.Set;
  * naming the field.
  */
 final class EventParser {
+  static final long MIN_TTL_MS = 1_000;
+  static final long MAX_TTL_MS = 2_592_000_000L;
   static final int MAX_EVENTS = 1000;
   static final int MAX_HEADERS = 64;
   static final int MAX_STRING = 256;
@@ -135,6 +137,7 @@ final class EventParser {
     private Buffer payload;
     private String key;
     private String correlationId;
+    private Long ttlMs;
     private Map<String, String> headers = Map.of();
 
     EventFields(String path) {
@@ -148,7 +151,8 @@ final class EventParser {
         case "key" -> key = shortText(field);
         case "correlationId" -> correlationId = shortText(field);
         case "headers" -> headers = headers();
-        case "ttlMs", "idempotencyKey" -> throw ApiException.invalid(path + field, "not supported by this version yet");
+        case "ttlMs" -> ttlMs = ttl(field);
+        case "idempotencyKey" -> throw ApiException.invalid(path + field, "not supported by this version yet");
         default -> throw ApiException.invalid(path + field, "unknown event field");
       }
     }
@@ -157,7 +161,7 @@ final class EventParser {
       if (payload == null) {
         throw ApiException.invalid(path + "payload", "is required (it may be null)");
       }
-      return new PublishedEvent(payload, key, headers, correlationId, size);
+      return new PublishedEvent(payload, key, headers, correlationId, ttlMs, size);
     }
 
     private Buffer rawValue() throws IOException {
@@ -169,6 +173,17 @@ final class EventParser {
       }
       int end = (int) parser.currentLocation().getByteOffset();
       return Buffer.buffer().appendBytes(body, start, end - start);
+    }
+
+    private Long ttl(String field) throws IOException {
+      JsonToken token = parser.currentToken();
+      if (token == JsonToken.VALUE_NULL) {
+        return null;
+      }
+      if (token == JsonToken.VALUE_NUMBER_INT && parser.getLongValue() >= MIN_TTL_MS && parser.getLongValue() <= MAX_TTL_MS) {
+        return parser.getLongValue();
+      }
+      throw ApiException.invalid(path + field, "must be an integer in " + MIN_TTL_MS + ".." + MAX_TTL_MS);
     }
 
     private String shortText(String field) throws IOException {

@@ -4,6 +4,7 @@ import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
 import io.herald.http.ErrorCode;
+import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
@@ -15,6 +16,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.ResponseType;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,14 +39,18 @@ public final class PublishService {
   private final RedisStore store;
   private final ConsumerDirectory consumers;
   private final long maxEventBytes;
+  private final DueTimes dueTimes;
   private List<Publish> gathering = new ArrayList<>();
   private int gatheredEvents;
 
-  public PublishService(Context context, RedisStore store, ConsumerDirectory consumers, long maxEventBytes) {
+  /** @param dueTimes told when events with a time to live must expire */
+  public PublishService(Context context, RedisStore store, ConsumerDirectory consumers, long maxEventBytes,
+      DueTimes dueTimes) {
     this.context = context;
     this.store = store;
     this.consumers = consumers;
     this.maxEventBytes = maxEventBytes;
+    this.dueTimes = dueTimes;
   }
 
   /** Publishes a request body to {@code topic}; the result is the protocol's {@code results} body. */
@@ -113,8 +119,13 @@ public final class PublishService {
           }
           Map<String, Future<Boolean>> writes = new LinkedHashMap<>();
           spools.forEach((consumer, pairs) -> {
-            writes.put(consumer, store.eval(Script.PUBLISH, Keys.consumer(consumer), pairs)
-                .map(spooled -> spooled.toLong() >= 0));
+            writes.put(consumer, store.eval(Script.PUBLISH, Keys.consumer(consumer), pairs).map(reply -> {
+              if (reply.type() != ResponseType.MULTI) {
+                return false; // the consumer was deleted meanwhile
+              }
+              dueTimes.file(consumer, reply.get(1).toLong(), publishedAt);
+              return true;
+            }));
           });
           Future.join(new ArrayList<>(writes.values()))
               .onComplete(done -> round.forEach(publish -> publish.finish(writes)));
@@ -139,7 +150,7 @@ public final class PublishService {
 
     /**
      * Gives each event within the size limit its eventId, from {@code sequence} on, and adds the
-     * (eventId, blob) pairs to the spool of every matching consumer; refuses oversized events.
+     * (eventId, blob, ttlMs) triples to the spool of every matching consumer; refuses oversized events.
      * Returns the next free sequence number.
      */
     long assign(long publishedAt, long sequence, Map<String, List<Object>> spools) {
@@ -163,6 +174,7 @@ public final class PublishService {
           List<Object> spool = spools.computeIfAbsent(consumer.name(), c -> new ArrayList<>());
           spool.add(eventId);
           spool.add(blob);
+          spool.add(event.ttlMs() == null ? "" : event.ttlMs());
         }
       }
       return sequence;

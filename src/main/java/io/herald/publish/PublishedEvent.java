@@ -7,6 +7,9 @@ import java.util.Map;
  * One event of a publish request as the publisher sent it.
  *
  * @param payload the payload's JSON exactly as it arrived, never re-encoded
+ * @param ttlMs   how long the event may wait to be acked, or null (then retention, or the
+ *                consumer's maxTtlMs, bounds it)
  * @param size    bytes of the event's JSON, what the size limit is measured on
  */
-public record PublishedEvent(Buffer payload, String key, Map<String, String> headers, String correlationId, int size) {}
+public record PublishedEvent(Buffer payload, String key, Map<String, String> headers, String correlationId,
+    Long ttlMs, int size) {}

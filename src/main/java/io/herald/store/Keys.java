@@ -39,7 +39,7 @@ public final class Keys {
     String p = prefix(consumer);
     return List.of(p + "meta", p + "backlog", p + "events", p + "expiry", waiters(consumer),
         p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
-        p + "errors", p + "failures", p + "reasons");
+        p + "errors", p + "failures", p + "reasons", p + "ttl");
   }
 
   /** The consumer's set of parked long polls (KEYS[5] of the per-consumer scripts). */

@@ -30,7 +30,7 @@ class ConsumerAdminTest extends GatewayTest {
             .put("multiplier", 2.0).put("maxDelayMs", 60000).put("maxDeliveries", 0)).put("redeliverOnDisconnect", false)
         .put("rateLimit", new JsonObject().put("tps", 100).put("blockMs", 45000).put("graceMs", 15000)
             .put("noticeIntervalMs", 2000).put("closeMode", "drop"))
-        .put("deadLetter", true).put("errorQueue", true);
+        .putNull("maxTtlMs").put("deadLetter", true).put("errorQueue", true);
     assertEquals(expected, created.json());
     assertEquals(expected, nodeB.http().get("/v1/admin/consumers/" + name).json());
     JsonArray all = nodeB.http().get("/v1/admin/consumers").json().getJsonArray("consumers");

@@ -225,7 +225,7 @@ class PollTest extends GatewayTest {
   }
 
   @Test
-  @DisplayName("an event not acked within retention leaves the consumer and is counted")
+  @DisplayName("events not acked within retention go to the dead-letter queue, and leave it when their retention there ends")
   void retentionExpires() {
     String topic = unique("retention");
     String consumer = consumer(new JsonObject(), topic);
@@ -233,12 +233,28 @@ class PollTest extends GatewayTest {
     RedisCli.hset(redis.url(), "herald:{c:" + consumer + "}:meta", "retentionMs", "300");
     publish(topic, 2);
     http().poll(consumer, max(1));
+    // one from the backlog, one handed out: both dead-lettered, then gone 300 ms later
     await().atMost(Duration.ofSeconds(10)).until(() -> http().metadata(consumer).json()
         .getJsonObject("totals").getLong("expired") == 2);
     JsonObject metadata = http().metadata(consumer).json();
-    assertEquals(0, metadata.getLong("backlog"));
-    assertEquals(0, metadata.getLong("unacked"));
+    assertEquals(2, metadata.getJsonObject("totals").getLong("deadLettered"));
+    assertEquals(0, metadata.getLong("backlog") + metadata.getLong("unacked") + metadata.getLong("deadLetters"));
     assertEquals(0, metadata.getLong("spooledBytes"));
+  }
+
+  @Test
+  @DisplayName("with deadLetter off, events past their retention are dropped and counted")
+  void retentionDrops() {
+    String topic = unique("retdrop");
+    String consumer = consumer(new JsonObject().put("deadLetter", false), topic);
+    RedisCli.hset(redis.url(), "herald:{c:" + consumer + "}:meta", "retentionMs", "300");
+    publish(topic, 2);
+    http().poll(consumer, max(1));
+    await().atMost(Duration.ofSeconds(10)).until(() -> http().metadata(consumer).json()
+        .getJsonObject("totals").getLong("dropped") == 2);
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("spooledBytes"));
+    assertEquals(0, metadata.getJsonObject("totals").getLong("deadLettered"));
   }
 
   /** The answer of a 20 s long poll, which must come long before its wait ends: it was woken. */

@@ -64,7 +64,9 @@ class EventParserTest {
     assertEquals("headers.h", invalidField("{\"payload\":1,\"headers\":{\"h\":1}}"));
     assertEquals("events", invalidField("{\"events\":[]}"));
     assertEquals("events", invalidField("{\"events\":[{\"payload\":1}],\"key\":\"k\"}"));
-    assertEquals("ttlMs", invalidField("{\"payload\":1,\"ttlMs\":60000}"));
+    assertEquals("ttlMs", invalidField("{\"payload\":1,\"ttlMs\":999}"));
+    assertEquals("events[0].ttlMs", invalidField("{\"events\":[{\"payload\":1,\"ttlMs\":\"1h\"}]}"));
+    assertEquals("idempotencyKey", invalidField("{\"payload\":1,\"idempotencyKey\":\"k\"}"));
   }
 
   @Test
