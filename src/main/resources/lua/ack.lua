@@ -6,6 +6,7 @@
 local cfg = settings()
 if not cfg then return -1 end
 local acked, bytes = 0, 0
+local now
 
 local function ack(ackId)
   local id, seq, n, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%d+)%.(%x+)$')
@@ -24,6 +25,9 @@ local function ack(ackId)
     redis.call('ZREM', K.expiry, id)
     redis.call('ZREM', K.first, id)
     remember_ack(cfg, tonumber(seq))
+    now = now or now_ms()
+    note(id, 'A ' .. now)
+    redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
     acked = acked + 1
     return 'ACKED'
   end

@@ -98,6 +98,18 @@ local function ack_token(cfg, id, seq, n)
   return string.sub(redis.sha1hex(cfg.salt .. ':' .. id .. ':' .. seq .. ':' .. n), 1, 20)
 end
 
+-- An event's history: one entry per thing that happened to it, "<kind> <time> ..." (history.lua
+-- reads them), in a list kept while the event is held and HISTORY_AFTER_MS after it left. The key
+-- shares the consumer's hash tag.
+local HISTORY_AFTER_MS = 600000
+local function history_key(id)
+  return string.sub(K.meta, 1, -5) .. 'history:' .. id
+end
+
+local function note(id, entry)
+  redis.call('RPUSH', history_key(id), entry)
+end
+
 -- Delivery count, arrival sequence and (while it waits out a nack delay) first hand-out time, as
 -- strings, of a handed-out event; nil if it is not.
 local function delivery_state(id)
@@ -127,6 +139,7 @@ local function forget(id)
   redis.call('ZREM', K.errors, id)
   redis.call('HDEL', K.failures, id)
   redis.call('ZREM', K.ttl, id)
+  redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
   return bytes
 end
 
@@ -179,6 +192,7 @@ local function fail(cfg, id, seq, n, why, now)
   local reason = redis.call('HGET', K.reasons, id)
   withdraw(id)
   local keep = (why and cfg.deadLetter) or (not why and cfg.errorQueue)
+  note(id, 'F ' .. now .. ' ' .. (why or 'REJECTED') .. (keep and '' or ' DROPPED'))
   if not keep then
     local bytes = forget(id)
     remember(cfg, tonumber(seq), 'dropped')
@@ -203,6 +217,7 @@ end
 -- (counted as expired). seq and n: its arrival sequence and delivery count, if the caller has them.
 local function expire(cfg, id, why, now, seq, n)
   if redis.call('HEXISTS', K.failures, id) == 1 then
+    note(id, 'L ' .. now)
     count({expired = 1, spooledBytes = -forget(id)})
     return
   end
@@ -227,11 +242,13 @@ local function make_due_stale(cfg, now, limit)
     if ends <= now then
       expire(cfg, id, why, now, seq, n)
     elseif cfg.maxDeliveries > 0 and n >= cfg.maxDeliveries and seq then
+      note(id, 'X ' .. deadline)
       fail(cfg, id, seq, n, 'MAX_DELIVERIES', now)
     else
       redis.call('ZADD', K.stale, deadline + backoff(cfg, n), id)
       redis.call('ZADD', K.expiry, ends, id)
       redis.call('ZREM', K.pending, id)
+      note(id, 'X ' .. deadline)
     end
   end
 end

@@ -22,6 +22,7 @@ local function extend(ackId)
     return 'EXPIRED'
   end
   redis.call('ZADD', K.pending, deadline, id)
+  note(id, 'E ' .. now .. ' ' .. deadline)
   local ends = ends_at(cfg, id)
   if ends < deadline then
     redis.call('ZADD', K.expiry, ends, id)

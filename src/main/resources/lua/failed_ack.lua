@@ -12,6 +12,7 @@ local function ack(ackId)
   local id, seq, kind, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%a+)%.(%x+)$')
   if not id or kind ~= ARGV[1] or token ~= ack_token(cfg, id, seq, kind) then return 'UNKNOWN' end
   if redis.call('ZSCORE', queue, id) then
+    note(id, 'A ' .. now_ms())
     bytes = bytes + forget(id)
     remember_ack(cfg, tonumber(seq))
     return 'ACKED'

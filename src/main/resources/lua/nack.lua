@@ -19,6 +19,7 @@ local function nack(ackId)
   if not current then return settled_status(cfg, id, tonumber(seq)) end
   if current ~= n then return 'EXPIRED' end
   if reason ~= '' then redis.call('HSET', K.reasons, id, reason) end
+  note(id, 'N ' .. now .. ' ' .. ARGV[1] .. ' ' .. reason)
   local delivered = tonumber(n)
   if not requeue then return fail(cfg, id, seq, delivered, nil, now) end
   if cfg.maxDeliveries > 0 and delivered >= cfg.maxDeliveries then

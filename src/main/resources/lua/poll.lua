@@ -8,6 +8,7 @@
 --         the poll parks in the waiters set until a wake-up (wake_waiter); otherwise it leaves it
 -- ARGV[4] the request's id when this attempt counts against the rate limit (a client's poll
 --         request, first attempt), else ''
+-- ARGV[5] who it goes to, for the events' history: "<node> <http|ws>"
 -- Returns {1, now, heldBack, nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
 -- the consumer does not exist, or {-2, ms left} when it is blocked by its rate limit. nextDue:
 -- when the scheduler next has work for the consumer (an ack deadline or a retention expiry), -1 if
@@ -47,6 +48,9 @@ local function hand_out(id, seq, n, from, firstAt)
     redis.call('HDEL', K.events, id)
     releasedBytes = releasedBytes + #blob
     remember_ack(cfg, tonumber(seq))
+    note(id, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5])
+    note(id, 'A ' .. nowArg)
+    redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
     table.insert(out, '')
     table.insert(out, blob)
     table.insert(out, n)
@@ -67,6 +71,7 @@ local function hand_out(id, seq, n, from, firstAt)
   elseif from then
     redis.call('ZREM', K.expiry, id)
   end
+  note(id, 'D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
   local ackId = id .. '.' .. seq .. '.' .. n .. '.' .. ack_token(cfg, id, seq, n)
   table.insert(ackIds, ackId)
   table.insert(out, ackId)

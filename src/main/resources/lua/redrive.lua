@@ -8,6 +8,7 @@ local cfg = settings()
 if not cfg then return -1 end
 local queue = ARGV[1] == 'dead' and K.dead or K.errors
 local moved = 0
+local now = now_ms()
 
 local function redrive(id)
   local failure = redis.call('HGET', K.failures, id)
@@ -17,6 +18,7 @@ local function redrive(id)
   redis.call('ZREM', K.expiry, id)
   redis.call('ZADD', K.backlog, cjson.decode(failure).seq, id)
   moved = moved + 1
+  note(id, 'R ' .. now)
   return 'REDRIVEN'
 end
 

@@ -13,6 +13,7 @@ for i = 1, #ARGV do
   if id and token == ack_token(cfg, id, seq, n) and delivery_state(id) == n
       and redis.call('ZREM', K.pending, id) == 1 then
     redis.call('ZADD', K.stale, now + backoff(cfg, tonumber(n)), id)
+    note(id, 'X ' .. now)
     redis.call('ZADD', K.expiry, (ends_at(cfg, id)), id)
     released = released + 1
   end

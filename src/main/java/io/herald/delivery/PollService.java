@@ -31,6 +31,8 @@ public final class PollService {
   private final RedisStore store;
   private final Waiters waiters;
   private final DueTimes dueTimes;
+  /** This node's id, as its wake-up channel and the events' history name it. */
+  private final String node;
 
   /** @param waiterPrefix "node/instance": the wake-up address of this instance's polls */
   public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, String waiterPrefix) {
@@ -38,6 +40,7 @@ public final class PollService {
     this.store = store;
     this.dueTimes = dueTimes;
     this.waiters = new Waiters(waiterPrefix, this::passOn);
+    this.node = waiterPrefix.substring(0, waiterPrefix.indexOf('/'));
   }
 
   /** Handles a wake-up from Redis: "waiterId consumer". */
@@ -63,12 +66,14 @@ public final class PollService {
    * @param gone      completes when the client went away, ending the wait
    * @param counted   a client's poll request, which counts against the consumer's rate limit (a
    *                  socket's push fetches do not)
+   * @param via       how the events go out ("http" or "ws"), for their history
    * @return the batch handed out (empty when the wait ended with nothing); fails with
    *     TOO_MANY_REQUESTS while the consumer is blocked by its rate limit
    */
-  public Future<Batch> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone, boolean counted) {
+  public Future<Batch> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone, boolean counted,
+      String via) {
     Poll poll = new Poll(consumer, Math.min(maxEvents, consumer.maxPollRecords()),
-        System.nanoTime() + waitMs * 1_000_000, waitMs > 0, counted);
+        System.nanoTime() + waitMs * 1_000_000, waitMs > 0, counted, node + " " + via);
     gone.onComplete(ignored -> poll.stop());
     poll.attempt();
     return poll.answer.future();
@@ -82,11 +87,14 @@ public final class PollService {
     private final Promise<Batch> answer = Promise.promise();
     /** Only long polls wait for wake-ups. */
     private final Waiters.Waiter waiter;
+    /** "node via", noted with each hand-out in the event's history. */
+    private final String recipient;
     /** Whether the next attempt counts against the rate limit: only a counted poll's first. */
     private boolean countNext;
     private long timer = -1;
 
-    Poll(ConsumerSettings consumer, int max, long giveUpAt, boolean waits, boolean counted) {
+    Poll(ConsumerSettings consumer, int max, long giveUpAt, boolean waits, boolean counted, String recipient) {
+      this.recipient = recipient;
       this.consumer = consumer;
       this.max = max;
       this.giveUpAt = giveUpAt;
@@ -104,7 +112,8 @@ public final class PollService {
       }
       String countedAs = countNext ? batchAckId : "";
       countNext = false;
-      store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs, countedAs))
+      store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs, countedAs,
+          recipient))
           .onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, true))))
           .onSuccess(reply -> {
             int status = reply.get(0).toInteger();

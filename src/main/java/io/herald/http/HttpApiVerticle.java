@@ -11,6 +11,7 @@ import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.deadletter.FailedEventRoutes;
 import io.herald.delivery.Batch;
+import io.herald.history.EventHistory;
 import io.herald.delivery.PollService;
 import io.herald.publish.PublishService;
 import io.herald.redelivery.DueTimes;
@@ -105,6 +106,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.post("/v1/consumers/:consumer/extend").handler(ctx -> settle(ctx, Settlements.EXTEND_FIELDS, settlements::extend));
     new ConsumerRoutes(store, directory).mount(router);
     new FailedEventRoutes(vertx, store, directory).mount(router);
+    new EventHistory(store, directory).mount(router);
     router.route().failureHandler(Responses::failure);
     router.errorHandler(404, ctx -> Responses.error(ctx, new ApiException(ErrorCode.NOT_FOUND,
         "No route " + ctx.request().method() + " " + ctx.request().path())));
@@ -166,7 +168,7 @@ public final class HttpApiVerticle extends VerticleBase {
       ctx.response().closeHandler(v -> gone.tryComplete());
       return consumer(ctx).compose(consumer -> poller.poll(consumer,
               maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(),
-              waitMs == null ? 0 : waitMs, gone.future(), true))
+              waitMs == null ? 0 : waitMs, gone.future(), true, "http"))
           .map(Batch::json);
     });
   }

@@ -25,6 +25,7 @@ public final class Script {
   public static final Script FAILED_POLL = perConsumer("failed_poll");
   public static final Script FAILED_ACK = perConsumer("failed_ack");
   public static final Script REDRIVE = perConsumer("redrive");
+  public static final Script HISTORY = perConsumer("history");
   public static final Script CONSUMER_PUT = perConsumer("consumer_put");
   public static final Script CONSUMER_DELETE = perConsumer("consumer_delete");
   public static final Script DUE_LOWER = standalone("due_lower");

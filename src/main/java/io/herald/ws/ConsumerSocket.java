@@ -137,7 +137,7 @@ final class ConsumerSocket {
         only(message, "maxEvents");
         Long maxEvents = Requests.integer(message, "maxEvents", 1, 1000);
         return poller.poll(consumer, maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(), 0,
-                closed.future(), true)
+                closed.future(), true, "ws")
             .map(batch -> {
               push.track(batch);
               return Frames.frame("batch", requestId, batch.json());

@@ -94,7 +94,7 @@ final class PushStream {
     }
     fetching = true;
     // push fetches are not poll requests of the client: they do not count against its rate limit
-    poller.poll(consumer, Math.min(room, consumer.maxPollRecords()), FETCH_WAIT_MS, stopped.future(), false)
+    poller.poll(consumer, Math.min(room, consumer.maxPollRecords()), FETCH_WAIT_MS, stopped.future(), false, "ws")
         .onComplete(done -> {
           fetching = false;
           if (done.succeeded()) {
