@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.FreezingProxy;
-import io.herald.testing.Http;
 import io.herald.testing.Http.Reply;
+import io.herald.testing.Http;
 import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;
@@ -14,11 +14,18 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -120,6 +127,71 @@ class RedisOutageTest {
       return received.size() >= confirmed.size();
     });
     assertEquals(confirmed, received);
+  }
+
+  @Test
+  @DisplayName("a kill -9 of Redis while events are published, acked and nacked loses nothing confirmed and leaves no event in two places")
+  void crashMidRunKeepsEveryEventInOnePlace() throws Exception {
+    Set<String> confirmed = ConcurrentHashMap.newKeySet();
+    Set<String> acked = ConcurrentHashMap.newKeySet();
+    AtomicBoolean running = new AtomicBoolean(true);
+    ExecutorService workers = Executors.newFixedThreadPool(2);
+    Future<?> publisher = workers.submit(() -> {
+      for (int i = 0; running.get(); i++) {
+        Reply reply = http.publish("t/mid", new JsonObject().put("payload", i));
+        if (reply.status() == 200) {
+          confirmed.add(reply.results().getJsonObject(0).getString("eventId"));
+        }
+      }
+    });
+    Future<?> consumer = workers.submit(() -> {
+      for (int round = 0; running.get(); round++) {
+        Reply batch = http.poll("outage", new JsonObject().put("maxEvents", 10));
+        if (batch.status() != 200 || batch.events().isEmpty()) {
+          continue;
+        }
+        List<String> ackIds = batch.ackIds();
+        Reply settled = round % 3 == 0
+            ? http.post("/v1/consumers/outage/nacks", new JsonObject().put("ackIds", new JsonArray(ackIds))
+                .put("action", "REQUEUE").put("delayMs", 0))
+            : http.ack("outage", ackIds.toArray(String[]::new));
+        if (settled.status() == 200 && round % 3 != 0) {
+          for (int i = 0; i < ackIds.size(); i++) {
+            if ("ACKED".equals(settled.results().getJsonObject(i).getString("status"))) {
+              acked.add(batch.eventIds().get(i));
+            }
+          }
+        }
+      }
+    });
+    await().atMost(Duration.ofSeconds(10)).until(() -> acked.size() > 20);
+    redis.kill();
+    redis.restart();
+    int before = confirmed.size();
+    await().atMost(Duration.ofSeconds(30)).until(() -> confirmed.size() > before + 20);
+    running.set(false);
+    publisher.get();
+    consumer.get();
+    workers.shutdown();
+
+    for (String eventId : confirmed) {
+      boolean held = RedisCli.send(redis.url(), Request.cmd(Command.HEXISTS).arg("herald:{c:outage}:events").arg(eventId))
+          .toInteger() == 1;
+      assertEquals(!acked.contains(eventId), held, "confirmed event " + eventId + " is held unless acked");
+    }
+    Response places = RedisCli.send(redis.url(), Request.cmd(Command.EVAL).arg("""
+        local n = 0
+        for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
+          local count = 0
+          for i = 2, #KEYS do
+            if redis.call('ZSCORE', KEYS[i], id) then count = count + 1 end
+          end
+          if count ~= 1 then n = n + 1 end
+        end
+        return n""").arg(7).arg("herald:{c:outage}:events").arg("herald:{c:outage}:backlog")
+        .arg("herald:{c:outage}:pending").arg("herald:{c:outage}:stale").arg("herald:{c:outage}:scheduled")
+        .arg("herald:{c:outage}:dead").arg("herald:{c:outage}:errors"));
+    assertEquals(0, places.toInteger(), "events held in none or several of backlog, pending, stale, scheduled, dead, errors");
   }
 
   @Test
