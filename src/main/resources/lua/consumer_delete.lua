@@ -1,6 +1,10 @@
--- Deletes a consumer with everything spooled for it. Its batch keys and ack memory expire alone.
+-- Deletes a consumer with everything spooled for it. Its batch keys and ack memory expire alone;
+-- the histories of the events it held are given the expiry they would have had on leaving.
 -- Returns 1 when it existed, 0 otherwise.
 if redis.call('EXISTS', K.meta) == 0 then return 0 end
+for _, id in ipairs(redis.call('HKEYS', K.events)) do
+  redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
+end
 redis.call('UNLINK', K.meta, K.backlog, K.events, K.expiry, K.waiters, K.pending, K.stale,
   K.deliveries, K.first, K.polls,
   K.scheduled, K.dead, K.errors, K.failures, K.reasons, K.ttl)

@@ -9,6 +9,8 @@ import io.herald.testing.Http.Reply;
 import io.herald.testing.RedisCli;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
@@ -58,6 +60,8 @@ class ConsumerAdminTest extends GatewayTest {
     String topic = unique("replace");
     String name = consumer(new JsonObject(), topic);
     http().publish(topic, event(1));
+    String handedOut = http().poll(name, max(1)).eventIds().get(0);
+    http().publish(topic, event(1));
     Reply replaced = http().putConsumer(name, new JsonObject().put("topics", new JsonArray().add(topic))
         .put("maxPollRecords", 50));
     assertEquals(200, replaced.status());
@@ -65,6 +69,9 @@ class ConsumerAdminTest extends GatewayTest {
     assertEquals(1, http().metadata(name).json().getLong("backlog"));
 
     assertEquals(204, nodeB.http().delete("/v1/admin/consumers/" + name).status());
+    long historyTtl = RedisCli.send(redis.url(), Request.cmd(Command.PTTL)
+        .arg("herald:{c:" + name + "}:history:" + handedOut)).toLong();
+    assertTrue(historyTtl > 0, "the history of an event it held expires: " + historyTtl);
     assertEquals(404, http().get("/v1/admin/consumers/" + name).status());
     assertEquals("NOT_FOUND", http().poll(name, max(1)).errorCode());
     assertEquals(404, http().delete("/v1/admin/consumers/" + name).status());
