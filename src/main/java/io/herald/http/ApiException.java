@@ -7,6 +7,7 @@ import io.vertx.core.json.JsonObject;
 
 /** A failure the client is told about in the protocol's error envelope. */
 public final class ApiException extends RuntimeException {
+  private static final System.Logger LOG = System.getLogger(ApiException.class.getName());
   private final ErrorCode code;
   private final JsonObject details;
   /** For TOO_MANY_REQUESTS: ms until the block ends; else 0. */
@@ -48,6 +49,10 @@ public final class ApiException extends RuntimeException {
   public static ApiException from(Throwable failure, boolean wrote) {
     if (failure instanceof ApiException api) {
       return api;
+    }
+    if (failure instanceof StoreException store && store.failedInRedis()) {
+      LOG.log(System.Logger.Level.ERROR, "A Redis command failed: " + store.getMessage());
+      return new ApiException(ErrorCode.INTERNAL_ERROR, "Internal error");
     }
     if (failure instanceof StoreException store) {
       return store.sent() && wrote

@@ -146,12 +146,20 @@ public final class RedisStore {
       return Future.failedFuture(failure);
     }
     if (isRedisReply(failure)) {
-      // Redis answered with an error: the command ran (or was refused) there
-      return Future.failedFuture(new StoreException(failure.getMessage(), true, failure));
+      // Redis refused the command for a state of its own (loading its data after a restart, out of
+      // memory, a replica, busy): nothing was done, try again later. Any other error reply is a
+      // command or script that failed inside Redis.
+      String message = String.valueOf(failure.getMessage());
+      boolean refused = REFUSALS.stream().anyMatch(message::startsWith);
+      return Future.failedFuture(new StoreException("Redis: " + message, !refused, !refused, failure));
     }
     boolean sent = !(hasCause(failure, ConnectException.class) || isConnectionRefusedByPool(failure));
     return Future.failedFuture(new StoreException("Redis: " + failure.getMessage(), sent, failure));
   }
+
+  /** Error replies by which Redis refuses a command without running it. */
+  private static final List<String> REFUSALS = List.of("LOADING", "BUSY", "OOM", "READONLY", "MASTERDOWN",
+      "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF");
 
   private static boolean isRedisReply(Throwable failure) {
     return failure.getClass().getName().equals("io.vertx.redis.client.impl.types.ErrorType");

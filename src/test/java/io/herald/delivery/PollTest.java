@@ -209,6 +209,21 @@ class PollTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a script that fails inside Redis answers 500 INTERNAL_ERROR, not 503, and the node goes on serving")
+  void scriptFailureIsInternal() {
+    String topic = unique("broken");
+    String broken = consumer(new JsonObject(), topic);
+    String healthy = consumer(new JsonObject(), topic);
+    http().publish(topic, event("x"));
+    // settings the scripts cannot read: the poll script fails inside Redis
+    RedisCli.hset(redis.url(), "herald:{c:" + broken + "}:meta", "ackTimeoutMs", "soon");
+    Reply failed = http().poll(broken, max(1));
+    assertEquals(500, failed.status(), failed.body());
+    assertEquals("INTERNAL_ERROR", failed.errorCode());
+    assertEquals(1, http().poll(healthy, max(1)).events().size());
+  }
+
+  @Test
   @DisplayName("auto ack mode hands out each event once, with no ackIds")
   void autoAckMode() {
     String topic = unique("auto");
