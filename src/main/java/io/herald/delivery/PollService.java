@@ -98,7 +98,7 @@ public final class PollService {
       this.consumer = consumer;
       this.max = max;
       this.giveUpAt = giveUpAt;
-      this.waiter = waits ? waiters.open(consumer.name()) : null;
+      this.waiter = waits ? waiters.open() : null;
       this.countNext = counted;
     }
 

@@ -29,9 +29,9 @@ public final class Waiters {
     this.passOn = passOn;
   }
 
-  /** A new long poll of {@code consumer}; {@link Waiter#close() close} it when it is answered. */
-  public Waiter open(String consumer) {
-    Waiter waiter = new Waiter(prefix + "/" + ++lastId, consumer);
+  /** A new long poll; {@link Waiter#close() close} it when it is answered. */
+  public Waiter open() {
+    Waiter waiter = new Waiter(prefix + "/" + ++lastId);
     open.put(waiter.id, waiter);
     return waiter;
   }
@@ -58,22 +58,16 @@ public final class Waiters {
   /** One long poll through its attempts: parked between them, or asking Redis. */
   public final class Waiter {
     private final String id;
-    private final String consumer;
     private Runnable parked;
     private boolean woken;
 
-    private Waiter(String id, String consumer) {
+    private Waiter(String id) {
       this.id = id;
-      this.consumer = consumer;
     }
 
     /** The member naming this poll in its consumer's waiters set. */
     public String id() {
       return id;
-    }
-
-    public String consumer() {
-      return consumer;
     }
 
     /** Call as an attempt starts: a wake-up from now on means the attempt may have missed something. */

@@ -58,10 +58,6 @@ final class ConsumerSocket {
         () -> !socket.writeQueueFull(), this::blocked);
   }
 
-  ConsumerSettings consumer() {
-    return consumer;
-  }
-
   /** The consumer is blocked by its rate limit for {@code blockMs} more: notices, then the socket goes. */
   void blocked(long blockMs) {
     if (noticeTimer >= 0 || socket.isClosed()) {

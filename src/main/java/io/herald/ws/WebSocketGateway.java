@@ -9,6 +9,7 @@ import io.herald.http.ErrorCode;
 import io.herald.http.Responses;
 import io.herald.publish.PublishService;
 import io.herald.throttle.RateLimiter;
+import io.netty.channel.ChannelHandlerContext;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
@@ -106,7 +107,10 @@ public final class WebSocketGateway {
   private static void drop(HttpConnection connection, ServerWebSocket socket) {
     if (connection instanceof ConnectionBase base) {
       // from the head of the pipeline: Vert.x' own handler would send a close frame first
-      base.channel().pipeline().firstContext().close();
+      ChannelHandlerContext first = base.channel().pipeline().firstContext();
+      if (first != null) {
+        first.close();
+      }
     } else {
       socket.close();
     }
