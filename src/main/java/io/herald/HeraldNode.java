@@ -1,6 +1,7 @@
 package io.herald;
 
 import io.herald.ack.AckTrackerVerticle;
+import io.herald.auth.ApiKeys;
 import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerDirectory;
@@ -28,18 +29,20 @@ import java.util.function.Supplier;
  * verticles (notifications, ack tracker, redelivery scheduler, HTTP API) wired by constructor.
  */
 public final class HeraldNode {
-  /** No credentials can be configured yet, so the gateway is open and must only listen locally. */
+  /** With no credentials configured the gateway is open, and must only listen locally. */
   static final String OPEN_HOST = "127.0.0.1";
   private static final SecureRandom SECURE_RANDOM = new SecureRandom();
 
   private final Vertx vertx;
   private final RedisStore nodeStore;
+  private final String host;
   private final int httpPort;
   private final List<String> deployments;
 
-  private HeraldNode(Vertx vertx, RedisStore nodeStore, int httpPort, List<String> deployments) {
+  private HeraldNode(Vertx vertx, RedisStore nodeStore, String host, int httpPort, List<String> deployments) {
     this.vertx = vertx;
     this.nodeStore = nodeStore;
+    this.host = host;
     this.httpPort = httpPort;
     this.deployments = deployments;
   }
@@ -51,13 +54,15 @@ public final class HeraldNode {
    * @param redisUrl the Redis to use (the configured one, or the embedded one's)
    */
   public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, String redisUrl) {
-    return start(vertx, config, redisUrl, Authenticator.OPEN);
+    return start(vertx, config, redisUrl,
+        config.apiKeys().isEmpty() ? Authenticator.OPEN : new ApiKeys(config.apiKeys()));
   }
 
   /** As {@link #start(Vertx, HeraldConfig, String)}, letting in only whom {@code authenticator} accepts. */
   public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, String redisUrl,
       Authenticator authenticator) {
     HeraldConfig.RedisConfig redis = config.redis();
+    String host = authenticator == Authenticator.OPEN ? OPEN_HOST : config.http().host();
     Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, redisUrl, redis.timeoutMs());
     RedisStore nodeStore = RedisStore.pooled(vertx, redisUrl, redis.poolSize(), redis.timeoutMs());
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
@@ -74,12 +79,12 @@ public final class HeraldNode {
         .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores), 1))
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
-        .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, OPEN_HOST, port,
+        .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, host, port,
                 config.http(), redis.timeoutMs(), node + "/" + instances.incrementAndGet(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);
-          return new HeraldNode(vertx, nodeStore, port, deployments);
+          return new HeraldNode(vertx, nodeStore, host, port, deployments);
         })
         .recover(failure -> nodeStore.close().transform(ignored -> Future.failedFuture(failure)));
   }
@@ -91,6 +96,16 @@ public final class HeraldNode {
           deployments.add(id);
           return null;
         });
+  }
+
+  /** The interface the node listens on. */
+  public String host() {
+    return host;
+  }
+
+  /** True when no credentials are required (none configured). */
+  public boolean open() {
+    return host.equals(OPEN_HOST);
   }
 
   public int httpPort() {

@@ -1,11 +1,13 @@
 package io.herald;
 
+import io.herald.auth.ApiKey;
 import io.herald.config.ConfigLoader;
 import io.herald.config.HeraldConfig;
 import io.herald.store.RedisProcess;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
+import java.util.HexFormat;
 
 /**
  * Starts one gateway node: {@code java -jar herald.jar [--config FILE]}. Without a configured Redis
@@ -16,13 +18,24 @@ public final class Main {
 
   private Main() {}
 
+  /** Prints a new API key's secret (shown once, for its holder) and its hash (for auth.keys). */
+  private static void makeKey() {
+    String secret = ApiKey.newSecret();
+    System.out.println("secret (give it to the key's holder; it is not stored anywhere): " + secret);
+    System.out.println("sha256 (put it in auth.keys.<name>.sha256): " + HexFormat.of().formatHex(ApiKey.hash(secret)));
+  }
+
   public static void main(String[] args) {
     Path configFile = ConfigLoader.DEFAULT_FILE;
+    if (args.length == 1 && args[0].equals("make-key")) {
+      makeKey();
+      return;
+    }
     for (int i = 0; i < args.length; i++) {
       if (args[i].equals("--config") && i + 1 < args.length) {
         configFile = Path.of(args[++i]);
       } else {
-        System.err.println("usage: java -jar herald.jar [--config FILE]");
+        System.err.println("usage: java -jar herald.jar [--config FILE] | make-key");
         System.exit(2);
       }
     }
@@ -49,9 +62,11 @@ public final class Main {
     RedisProcess redisToStop = embedded;
     try {
       HeraldNode node = HeraldNode.start(vertx, config, redisUrl).await();
-      LOG.log(System.Logger.Level.WARNING, "No credentials are configured: Herald is open, so it listens on "
-          + HeraldNode.OPEN_HOST + " only");
-      LOG.log(System.Logger.Level.INFO, "Herald listens on http://" + HeraldNode.OPEN_HOST + ":" + node.httpPort());
+      if (node.open()) {
+        LOG.log(System.Logger.Level.WARNING, "No credentials are configured (auth.keys): Herald is open, so it"
+            + " listens on " + node.host() + " only");
+      }
+      LOG.log(System.Logger.Level.INFO, "Herald listens on http://" + node.host() + ":" + node.httpPort());
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         stop(node.stop().eventually(vertx::close));
         if (redisToStop != null) {

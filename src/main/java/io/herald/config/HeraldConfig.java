@@ -1,9 +1,11 @@
 package io.herald.config;
 
+import io.herald.auth.ApiKey;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.topic.TopicName;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,10 +17,15 @@ import java.util.Map;
  * @param redis     which Redis to use, or the embedded one
  * @param scheduler the redelivery scheduler
  * @param consumers consumers that exist at start-up, by name
+ * @param apiKeys   the API keys callers must present (auth.keys); none: the gateway is open and
+ *                  listens on 127.0.0.1 only
  */
-public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Map<String, ConsumerSettings> consumers) {
+public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Map<String, ConsumerSettings> consumers,
+    List<ApiKey> apiKeys) {
 
   /**
+   * @param host          the interface to listen on once API keys are configured (default 0.0.0.0;
+   *                      an open gateway listens on 127.0.0.1 whatever this says)
    * @param port          TCP port (0..65535, default 8080; 0 = any free port)
    * @param instances     HTTP verticle instances (1..64, default: the number of cores)
    * @param maxBodyBytes  largest request body (1 KiB .. 256 MiB, default 16 MiB)
@@ -29,7 +36,7 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    * @param pongTimeoutMs  ... and closed with 1011 if still quiet this much later (100 .. 600000,
    *                       default 10000)
    */
-  public record Http(int port, int instances, long maxBodyBytes, long maxEventBytes, long maxFrameBytes,
+  public record Http(String host, int port, int instances, long maxBodyBytes, long maxEventBytes, long maxFrameBytes,
       long pingIntervalMs, long pongTimeoutMs) {}
 
   /**
@@ -67,6 +74,7 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     SettingsReader root = new SettingsReader(json);
     SettingsReader http = root.section("http");
     Http httpConfig = new Http(
+        http.text("host", "0.0.0.0"),
         (int) http.integer("port", 8080, 0, 65535),
         (int) http.integer("instances", Runtime.getRuntime().availableProcessors(), 1, 64),
         http.integer("maxBodyBytes", 16L << 20, 1024, 256L << 20),
@@ -107,9 +115,14 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
       }
       consumers.put(name, ConsumerSettings.read(name, consumerSection.section(name)));
     });
+    List<ApiKey> apiKeys = new ArrayList<>();
+    SettingsReader auth = root.section("auth");
+    SettingsReader keySection = auth.section("keys");
+    auth.members("keys").keySet().forEach(name -> apiKeys.add(ApiKey.read(name, keySection.section(name))));
+    auth.finish();
     root.finish();
     root.failIfErrors();
     return new HeraldConfig(httpConfig, new RedisConfig(url, poolSize, timeoutMs, embeddedConfig),
-        schedulerConfig, Map.copyOf(consumers));
+        schedulerConfig, Map.copyOf(consumers), List.copyOf(apiKeys));
   }
 }

@@ -131,6 +131,15 @@ public final class SettingsReader {
     return defaultValue;
   }
 
+  /** As {@link #texts(String, int, int)}, {@code defaultValue} when absent. */
+  public List<String> texts(String key, int minSize, int maxSize, List<String> defaultValue) {
+    if (json.getValue(key) == null) {
+      read.add(key);
+      return defaultValue;
+    }
+    return texts(key, minSize, maxSize);
+  }
+
   public List<String> texts(String key, int minSize, int maxSize) {
     read.add(key);
     Object value = json.getValue(key);

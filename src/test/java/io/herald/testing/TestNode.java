@@ -22,12 +22,12 @@ public final class TestNode implements AutoCloseable {
     return start(redis, new JsonObject());
   }
 
-  /** {@code config}: herald.json content; the port is always a free one. */
+  /** {@code config}: herald.json content (API keys included); the port is always a free one. */
   public static TestNode start(TestRedis redis, JsonObject config) {
-    return start(redis, config, Authenticator.OPEN);
+    return start(redis, config, null);
   }
 
-  /** A node that lets in only whom {@code authenticator} accepts. */
+  /** A node that lets in only whom {@code authenticator} accepts (null: as the configuration says). */
   public static TestNode start(TestRedis redis, JsonObject config, Authenticator authenticator) {
     JsonObject tree = config.copy();
     tree.put("http", tree.getJsonObject("http", new JsonObject()).copy().put("port", 0).put("instances", 2));
@@ -37,7 +37,9 @@ public final class TestNode implements AutoCloseable {
     tree.put("scheduler", tree.getJsonObject("scheduler", new JsonObject()).copy().put("tickMs", 10));
     Vertx vertx = Vertx.vertx();
     try {
-      HeraldNode node = HeraldNode.start(vertx, HeraldConfig.from(tree), url, authenticator).await();
+      HeraldConfig parsed = HeraldConfig.from(tree);
+      HeraldNode node = (authenticator == null ? HeraldNode.start(vertx, parsed, url)
+          : HeraldNode.start(vertx, parsed, url, authenticator)).await();
       return new TestNode(vertx, node);
     } catch (RuntimeException e) {
       vertx.close().await();

@@ -1,0 +1,84 @@
+package io.herald.auth;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.herald.config.HeraldConfig;
+import io.herald.config.InvalidSettingsException;
+import io.herald.testing.Http;
+import io.herald.testing.TestNode;
+import io.herald.testing.TestRedis;
+import io.herald.testing.TestSocket;
+import io.vertx.core.http.UpgradeRejectedException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.HexFormat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** API keys from the configuration, stored as SHA-256 hashes only. */
+@Timeout(60)
+class ApiKeysTest {
+  private static final String SECRET = ApiKey.newSecret();
+  private static TestRedis redis;
+  private static TestNode node;
+
+  private static JsonObject keys(String sha256) {
+    return new JsonObject().put("auth", new JsonObject().put("keys", new JsonObject()
+        .put("ops", new JsonObject().put("sha256", sha256).put("admin", true)
+            .put("publish", new JsonArray().add("orders/>")).put("consume", new JsonArray().add("billing")))));
+  }
+
+  @BeforeAll
+  static void start() {
+    redis = TestRedis.start();
+    node = TestNode.start(redis, keys(HexFormat.of().formatHex(ApiKey.hash(SECRET))));
+  }
+
+  @AfterAll
+  static void stop() {
+    node.close();
+    redis.close();
+  }
+
+  @Test
+  @DisplayName("with keys configured, requests need one: none or a wrong one is 401, without echoing it; health stays open")
+  void keysRequired() {
+    Http.Reply none = node.http().get("/v1/admin/consumers");
+    assertEquals(401, none.status());
+    assertEquals("UNAUTHENTICATED", none.errorCode());
+    Http.Reply wrong = node.http().withToken("hk_guess").get("/v1/admin/consumers");
+    assertEquals(401, wrong.status());
+    assertFalse(wrong.body().contains("hk_guess"), "a refusal never repeats what was presented");
+    assertEquals(200, node.http().withToken(SECRET).get("/v1/admin/consumers").status());
+    assertEquals(200, node.http().get("/health/live").status());
+  }
+
+  @Test
+  @DisplayName("a WebSocket upgrade takes the key as ?access_token= and is refused in the handshake without it")
+  void upgradesTakeAccessToken() {
+    Http.Reply created = node.http().withToken(SECRET).putConsumer("billing",
+        new JsonObject().put("topics", new JsonArray().add("orders/>")));
+    assertTrue(created.status() == 201 || created.status() == 200, created.body());
+    UpgradeRejectedException refused = assertThrows(UpgradeRejectedException.class,
+        () -> TestSocket.connect(node.port(), "/v1/consumers/billing/ws"));
+    assertEquals(401, refused.getStatus());
+    try (TestSocket socket = TestSocket.connect(node.port(), "/v1/consumers/billing/ws?access_token=" + SECRET)) {
+      socket.send(new JsonObject().put("op", "ping"));
+      assertEquals("pong", socket.next().getString("type"));
+    }
+  }
+
+  @Test
+  @DisplayName("a key's sha256 must be 64 hex digits; the configuration names the key")
+  void badHashRefused() {
+    InvalidSettingsException invalid = assertThrows(InvalidSettingsException.class,
+        () -> HeraldConfig.from(keys("not-a-hash")));
+    assertTrue(invalid.getMessage().contains("auth.keys.ops.sha256"), invalid.getMessage());
+  }
+}
