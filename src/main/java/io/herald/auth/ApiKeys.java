@@ -33,6 +33,6 @@ public final class ApiKeys implements Authenticator {
     }
     return found == null
         ? Future.failedFuture(new ApiException(ErrorCode.UNAUTHENTICATED, "Unknown API key"))
-        : Future.succeededFuture(new Caller(found.name()));
+        : Future.succeededFuture(Caller.of(found));
   }
 }

@@ -24,6 +24,32 @@ public final class Authentication implements Handler<RoutingContext> {
     this.authenticator = authenticator;
   }
 
+  /** The request's caller (set by this handler, which runs before every guarded route). */
+  public static Caller caller(RoutingContext ctx) {
+    Caller caller = ctx.get(CALLER);
+    return caller == null ? Caller.ANYONE : caller;
+  }
+
+  /** Route handler: the caller must be an administrator. */
+  public static void requireAdmin(RoutingContext ctx) {
+    guard(ctx, () -> caller(ctx).checkAdmin());
+  }
+
+  /** Route handler: the caller must be granted the consumer named in the path. */
+  public static void requireConsume(RoutingContext ctx) {
+    guard(ctx, () -> caller(ctx).checkConsume(ctx.pathParam("consumer")));
+  }
+
+  private static void guard(RoutingContext ctx, Runnable check) {
+    try {
+      check.run();
+    } catch (ApiException denied) {
+      Responses.error(ctx, denied);
+      return;
+    }
+    ctx.next();
+  }
+
   @Override
   public void handle(RoutingContext ctx) {
     String token;

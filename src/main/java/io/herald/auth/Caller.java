@@ -1,7 +1,42 @@
 package io.herald.auth;
 
-/** Who a request comes from, as its credentials told. */
-public record Caller(String name) {
-  /** The caller of an open gateway, which has no credentials configured. */
-  public static final Caller ANYONE = new Caller("anyone");
+import io.herald.http.ApiException;
+import io.herald.http.ErrorCode;
+import io.herald.topic.TopicPattern;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+
+/**
+ * Who a request comes from, as its credentials told, and what it may do: publish to topics
+ * matching {@code publish}, consume from the consumers named in {@code consume}, administer if
+ * {@code admin}. The checks throw the protocol's 403s.
+ */
+public record Caller(String name, List<TopicPattern> publish, List<String> consume, boolean admin) {
+  /** The caller of an open gateway, which has no credentials configured: it may do everything. */
+  public static final Caller ANYONE = new Caller("anyone", List.of(TopicPattern.parse(">")), null, true);
+
+  /** The caller a key stands for. */
+  public static Caller of(ApiKey key) {
+    return new Caller(key.name(), key.publish(), key.consume(), key.admin());
+  }
+
+  public void checkPublish(String topic) {
+    if (publish.stream().noneMatch(pattern -> pattern.matches(topic))) {
+      throw new ApiException(ErrorCode.PUBLISH_ACL_DENIED, "Key '" + name + "' may not publish to topic '" + topic + "'",
+          new JsonObject().put("topic", topic));
+    }
+  }
+
+  public void checkConsume(String consumer) {
+    if (consume != null && !consume.contains(consumer)) {
+      throw new ApiException(ErrorCode.CONSUME_ACL_DENIED, "Key '" + name + "' may not consume from '" + consumer + "'",
+          new JsonObject().put("consumer", consumer));
+    }
+  }
+
+  public void checkAdmin() {
+    if (!admin) {
+      throw new ApiException(ErrorCode.ADMIN_ACL_DENIED, "Key '" + name + "' may not administer the gateway");
+    }
+  }
 }

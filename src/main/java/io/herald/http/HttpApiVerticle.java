@@ -93,11 +93,13 @@ public final class HttpApiVerticle extends VerticleBase {
     // consumer and its rate limit are checked first, so a refused upgrade is an HTTP answer in the
     // handshake; the request stays paused meanwhile, as an upgrade needs it unread.
     router.get("/v1/consumers/:consumer/ws").handler(HttpApiVerticle::pause).handler(authentication)
-        .handler(this::consumerSocket);
+        .handler(Authentication::requireConsume).handler(this::consumerSocket);
     router.get("/v1/ws/publish").handler(HttpApiVerticle::pause).handler(authentication).handler(sockets::acceptPublisher);
     router.route().handler(BodyHandler.create(false).setBodyLimit(http.maxBodyBytes()));
     // after the body handler, which must see the request's first bytes
     router.route().handler(authentication);
+    router.route("/v1/admin/*").handler(Authentication::requireAdmin);
+    router.routeWithRegex("/v1/consumers/(?<consumer>[^/]+)/.+").handler(Authentication::requireConsume);
     router.postWithRegex("/v1/topics/(?<topic>.+)/events").handler(this::publish);
     router.post("/v1/consumers/:consumer/poll").handler(this::poll);
     router.get("/v1/consumers/:consumer/poll").handler(this::poll);
@@ -155,7 +157,10 @@ public final class HttpApiVerticle extends VerticleBase {
 
   private void publish(RoutingContext ctx) {
     Buffer body = ctx.body().buffer();
-    Responses.reply(ctx, () -> publisher.publish(ctx.pathParam("topic"), body == null ? Buffer.buffer() : body));
+    Responses.reply(ctx, () -> {
+      Authentication.caller(ctx).checkPublish(ctx.pathParam("topic"));
+      return publisher.publish(ctx.pathParam("topic"), body == null ? Buffer.buffer() : body);
+    });
   }
 
   private void poll(RoutingContext ctx) {

@@ -1,5 +1,6 @@
 package io.herald.ws;
 
+import io.herald.auth.Caller;
 import io.herald.http.ApiException;
 import io.herald.publish.PublishRequest;
 import io.herald.publish.PublishService;
@@ -21,12 +22,15 @@ final class PublishSocket {
 
   private final ServerWebSocket socket;
   private final PublishService publisher;
+  /** Who opened the socket: each frame's topic must be among its grants. */
+  private final Caller caller;
   private int inFlight;
   private boolean closed;
 
-  PublishSocket(ServerWebSocket socket, PublishService publisher) {
+  PublishSocket(ServerWebSocket socket, PublishService publisher, Caller caller) {
     this.socket = socket;
     this.publisher = publisher;
+    this.caller = caller;
   }
 
   void start() {
@@ -53,6 +57,7 @@ final class PublishSocket {
       if (!(topic instanceof String name)) {
         throw ApiException.invalid("topic", "is required");
       }
+      caller.checkPublish(name);
       answer = publisher.publish(name, request);
     } catch (RuntimeException e) {
       answer = Future.failedFuture(e);

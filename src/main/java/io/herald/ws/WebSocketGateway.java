@@ -2,6 +2,7 @@ package io.herald.ws;
 
 import io.herald.ack.Acks;
 import io.herald.ack.Settlements;
+import io.herald.auth.Authentication;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.PollService;
 import io.herald.http.ApiException;
@@ -94,7 +95,7 @@ public final class WebSocketGateway {
   /** Upgrades the request to a publishing socket. */
   public void acceptPublisher(RoutingContext ctx) {
     upgrade(ctx, socket -> {
-      new PublishSocket(socket, publisher).start();
+      new PublishSocket(socket, publisher, Authentication.caller(ctx)).start();
       return () -> {};
     });
   }

@@ -25,12 +25,15 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class ApiKeysTest {
   private static final String SECRET = ApiKey.newSecret();
+  private static final String LIMITED = ApiKey.newSecret();
   private static TestRedis redis;
   private static TestNode node;
 
   private static JsonObject keys(String sha256) {
     return new JsonObject().put("auth", new JsonObject().put("keys", new JsonObject()
         .put("ops", new JsonObject().put("sha256", sha256).put("admin", true)
+            .put("publish", new JsonArray().add(">")).put("consume", new JsonArray().add("billing").add("audit")))
+        .put("billing-app", new JsonObject().put("sha256", HexFormat.of().formatHex(ApiKey.hash(LIMITED)))
             .put("publish", new JsonArray().add("orders/>")).put("consume", new JsonArray().add("billing")))));
   }
 
@@ -71,6 +74,36 @@ class ApiKeysTest {
     try (TestSocket socket = TestSocket.connect(node.port(), "/v1/consumers/billing/ws?access_token=" + SECRET)) {
       socket.send(new JsonObject().put("op", "ping"));
       assertEquals("pong", socket.next().getString("type"));
+    }
+  }
+
+  @Test
+  @DisplayName("a key's grants hold: publishing outside them is 403 PUBLISH_ACL_DENIED naming the topic, other consumers CONSUME_ACL_DENIED, admin routes ADMIN_ACL_DENIED")
+  void grantsEnforced() {
+    Http admin = node.http().withToken(SECRET);
+    admin.putConsumer("billing", new JsonObject().put("topics", new JsonArray().add("orders/>")));
+    admin.putConsumer("audit", new JsonObject().put("topics", new JsonArray().add("orders/>")));
+    Http limited = node.http().withToken(LIMITED);
+
+    assertEquals(200, limited.publish("orders/eu", new JsonObject().put("payload", 1)).status());
+    Http.Reply denied = limited.publish("payments/eu", new JsonObject().put("payload", 1));
+    assertEquals(403, denied.status());
+    assertEquals("PUBLISH_ACL_DENIED", denied.errorCode());
+    assertEquals("payments/eu", denied.json().getJsonObject("error").getJsonObject("details").getString("topic"));
+
+    assertEquals(200, limited.poll("billing", new JsonObject()).status());
+    assertEquals("CONSUME_ACL_DENIED", limited.poll("audit", new JsonObject()).errorCode());
+    assertEquals("CONSUME_ACL_DENIED", limited.metadata("audit").errorCode());
+    UpgradeRejectedException socket = assertThrows(UpgradeRejectedException.class,
+        () -> TestSocket.connect(node.port(), "/v1/consumers/audit/ws?access_token=" + LIMITED));
+    assertEquals(403, socket.getStatus());
+    assertEquals("ADMIN_ACL_DENIED", limited.get("/v1/admin/consumers").errorCode());
+
+    try (TestSocket publisher = TestSocket.connect(node.port(), "/v1/ws/publish?access_token=" + LIMITED)) {
+      publisher.send(new JsonObject().put("op", "publish").put("topic", "payments/eu").put("requestId", "p")
+          .put("events", new JsonArray().add(new JsonObject().put("payload", 1))));
+      JsonObject error = publisher.next();
+      assertEquals("PUBLISH_ACL_DENIED", error.getString("code"), error.encode());
     }
   }
 

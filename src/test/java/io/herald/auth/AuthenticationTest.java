@@ -30,7 +30,7 @@ class AuthenticationTest {
   static void start() {
     redis = TestRedis.start();
     node = TestNode.start(redis, new JsonObject(), token -> TOKEN.equals(token)
-        ? Future.succeededFuture(new Caller("tester"))
+        ? Future.succeededFuture(Caller.ANYONE)
         : Future.failedFuture(new ApiException(ErrorCode.UNAUTHENTICATED, "Unknown credentials")));
     Http.Reply created = node.http().withToken(TOKEN).putConsumer("guarded",
         new JsonObject().put("topics", new JsonArray().add("guarded")));
