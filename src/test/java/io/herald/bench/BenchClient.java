@@ -1,6 +1,7 @@
 package io.herald.bench;
 
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
@@ -9,7 +10,9 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
@@ -90,21 +93,32 @@ final class BenchClient {
     return name;
   }
 
-  /** Publishes {@code total} events in requests of 100, {@link #PUBLISHERS} requests in flight. Call on the context. */
-  void publishAll(String topic, int total) {
+  /**
+   * Publishes {@code total} events in requests of 100, {@link #PUBLISHERS} requests in flight; the
+   * future completes when every publisher is done. Call on the context.
+   */
+  Future<Void> publishAll(String topic, int total) {
     AtomicLong claimed = new AtomicLong();
+    List<Future<Void>> publishers = new ArrayList<>();
     for (int p = 0; p < PUBLISHERS; p++) {
-      publishLoop(topic, total, claimed);
+      Promise<Void> done = Promise.promise();
+      publishLoop(topic, total, claimed, done);
+      publishers.add(done.future());
     }
+    return Future.all(publishers).mapEmpty();
   }
 
-  private void publishLoop(String topic, int total, AtomicLong claimed) {
+  private void publishLoop(String topic, int total, AtomicLong claimed, Promise<Void> done) {
     if (claimed.addAndGet(EVENTS_PER_REQUEST) > total) {
+      done.complete();
       return;
     }
     call(HttpMethod.POST, "/v1/topics/" + topic + "/events", batch(EVENTS_PER_REQUEST))
-        .onSuccess(ok -> publishLoop(topic, total, claimed))
-        .onFailure(Throwable::printStackTrace);
+        .onSuccess(ok -> publishLoop(topic, total, claimed, done))
+        .onFailure(failure -> {
+          failure.printStackTrace();
+          done.tryFail(failure);
+        });
   }
 
   /**

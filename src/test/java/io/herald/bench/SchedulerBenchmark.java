@@ -2,7 +2,6 @@ package io.herald.bench;
 
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -44,10 +43,10 @@ public final class SchedulerBenchmark {
             .put("maxUnacked", 100_000).put("redelivery", new JsonObject().put("initialDelayMs", 0))));
       }
       long loadStart = System.nanoTime();
-      for (int c = 0; c < CONSUMERS; c++) {
-        String topic = topics.get(c);
-        client.vertx.runOnContext(v -> client.publishAll(topic, pending / CONSUMERS));
-        awaitBacklog(client, consumers.get(c), pending / CONSUMERS);
+      for (String topic : topics) {
+        Promise<Void> published = Promise.promise();
+        client.vertx.runOnContext(v -> client.publishAll(topic, pending / CONSUMERS).onComplete(published));
+        published.future().await();
       }
       System.out.printf("published %,d events in %.1f s%n", pending, (System.nanoTime() - loadStart) / 1e9);
 
@@ -72,12 +71,6 @@ public final class SchedulerBenchmark {
           sorted.length, at(sorted, 50), at(sorted, 99), sorted[sorted.length - 1]);
     }
     System.exit(0);
-  }
-
-  private static void awaitBacklog(BenchClient client, String consumer, long count) throws InterruptedException {
-    while (client.call(HttpMethod.GET, "/v1/consumers/" + consumer + "/metadata", Buffer.buffer()).await().getLong("backlog") < count) {
-      Thread.sleep(200);
-    }
   }
 
   /** Polls every 10 ms, round-robin, so that deliveries are handed out (and later fall due) at {@code perSecond}. */
