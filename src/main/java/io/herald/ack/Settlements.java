@@ -1,5 +1,6 @@
 package io.herald.ack;
 
+import io.herald.consumer.ConsumerScripts;
 import io.herald.http.ApiException;
 import io.herald.http.Requests;
 import io.herald.redelivery.DueTimes;
@@ -10,7 +11,6 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Response;
-import io.vertx.redis.client.ResponseType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -108,14 +108,9 @@ public final class Settlements {
 
   /** Runs a script answering {@code {results, now, nextDue}} and files the next due time. */
   private Future<Response> run(Script script, String consumer, List<Object> args) {
-    return store.eval(script, Keys.consumer(consumer), args)
-        .recover(failure -> Future.failedFuture(ApiException.from(failure, true)))
-        .compose(reply -> {
-          if (reply.type() != ResponseType.MULTI) {
-            return Future.failedFuture(ApiException.unknownConsumer(consumer));
-          }
-          dueTimes.file(consumer, reply.get(2).toLong(), reply.get(1).toLong());
-          return Future.succeededFuture(reply);
-        });
+    return ConsumerScripts.run(store, script, consumer, Keys.consumer(consumer), args, true).map(reply -> {
+      dueTimes.file(consumer, reply.get(2).toLong(), reply.get(1).toLong());
+      return reply;
+    });
   }
 }

@@ -1,5 +1,6 @@
 package io.herald.consumer;
 
+import io.herald.http.ApiException;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.vertx.core.Future;
@@ -64,6 +65,12 @@ public final class ConsumerDirectory {
   public Future<ConsumerSettings> lookup(String name) {
     ConsumerSettings known = get(name);
     return known != null ? Future.succeededFuture(known) : reload(name).map(ignored -> get(name));
+  }
+
+  /** As {@link #lookup}, failing with 404 NOT_FOUND when there is no such consumer. */
+  public Future<ConsumerSettings> require(String name) {
+    return lookup(name).compose(found -> found != null
+        ? Future.succeededFuture(found) : Future.failedFuture(ApiException.unknownConsumer(name)));
   }
 
   /** Loads every consumer from Redis. */

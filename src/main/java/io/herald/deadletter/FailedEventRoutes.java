@@ -2,6 +2,8 @@ package io.herald.deadletter;
 
 import io.herald.ack.Acks;
 import io.herald.consumer.ConsumerDirectory;
+import io.herald.consumer.ConsumerScripts;
+import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
 import io.herald.http.Requests;
 import io.herald.http.Responses;
@@ -18,7 +20,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.redis.client.Response;
-import io.vertx.redis.client.ResponseType;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -181,16 +182,11 @@ public final class FailedEventRoutes {
   }
 
   private Future<Response> run(String consumer, Script script, List<String> keys, List<?> args) {
-    return store.eval(script, keys, args)
-        .recover(failure -> Future.failedFuture(ApiException.from(failure, true)))
-        .compose(reply -> reply.type() == ResponseType.MULTI ? Future.succeededFuture(reply)
-            : Future.failedFuture(ApiException.unknownConsumer(consumer)));
+    return ConsumerScripts.run(store, script, consumer, keys, args, true);
   }
 
   private Future<String> consumer(RoutingContext ctx) {
-    String name = ctx.pathParam("consumer");
-    return directory.lookup(name).compose(found -> found != null
-        ? Future.succeededFuture(name) : Future.failedFuture(ApiException.unknownConsumer(name)));
+    return directory.require(ctx.pathParam("consumer")).map(ConsumerSettings::name);
   }
 
   private static byte[] randomBytes() {

@@ -1,6 +1,7 @@
 package io.herald.history;
 
 import io.herald.consumer.ConsumerDirectory;
+import io.herald.consumer.ConsumerScripts;
 import io.herald.http.ApiException;
 import io.herald.http.ErrorCode;
 import io.herald.http.Responses;
@@ -13,7 +14,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.redis.client.Response;
-import io.vertx.redis.client.ResponseType;
 import java.util.List;
 
 /**
@@ -37,14 +37,10 @@ public final class EventHistory {
   private void get(RoutingContext ctx) {
     String consumer = ctx.pathParam("consumer");
     String eventId = ctx.pathParam("eventId");
-    Responses.reply(ctx, () -> directory.lookup(consumer)
-        .compose(found -> found == null ? Future.failedFuture(ApiException.unknownConsumer(consumer))
-            : store.eval(Script.HISTORY, Keys.consumer(consumer), List.of(eventId))
-                .recover(failure -> Future.failedFuture(ApiException.from(failure, false))))
+    Responses.reply(ctx, () -> directory.require(consumer)
+        .compose(found -> ConsumerScripts.run(store, Script.HISTORY, consumer, Keys.consumer(consumer),
+            List.of(eventId), false))
         .compose(reply -> {
-          if (reply.type() != ResponseType.MULTI) {
-            return Future.failedFuture(ApiException.unknownConsumer(consumer));
-          }
           if (reply.size() == 0) {
             return Future.failedFuture(new ApiException(ErrorCode.NOT_FOUND,
                 "Consumer '" + consumer + "' holds no event " + eventId + " and has no recent history of it",

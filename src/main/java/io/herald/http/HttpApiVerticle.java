@@ -201,8 +201,7 @@ public final class HttpApiVerticle extends VerticleBase {
   /** The consumer named in the path. */
   private Future<ConsumerSettings> consumer(RoutingContext ctx) {
     String name = ctx.pathParam("consumer");
-    return directory.lookup(name).compose(found -> found != null
-        ? Future.succeededFuture(found) : Future.failedFuture(ApiException.unknownConsumer(name)));
+    return directory.require(name);
   }
 
   private static JsonObject queryParameters(RoutingContext ctx) {

@@ -1,5 +1,6 @@
 package io.herald.throttle;
 
+import io.herald.consumer.ConsumerScripts;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
 import io.herald.store.Keys;
@@ -36,14 +37,9 @@ public final class RateLimiter {
   }
 
   private Future<Void> ask(ConsumerSettings consumer, String requestId) {
-    return store.eval(Script.ADMIT, Keys.consumer(consumer.name()), List.of(requestId))
-        .recover(failure -> Future.failedFuture(ApiException.from(failure, !requestId.isEmpty())))
-        .compose(reply -> {
-          long answer = reply.toLong();
-          if (answer < 0) {
-            return Future.failedFuture(ApiException.unknownConsumer(consumer.name()));
-          }
-          return answer == 0 ? Future.succeededFuture() : Future.failedFuture(ApiException.tooManyRequests(answer));
-        });
+    return ConsumerScripts.run(store, Script.ADMIT, consumer.name(), Keys.consumer(consumer.name()),
+            List.of(requestId), !requestId.isEmpty())
+        .compose(reply -> reply.toLong() == 0 ? Future.succeededFuture()
+            : Future.failedFuture(ApiException.tooManyRequests(reply.toLong())));
   }
 }
