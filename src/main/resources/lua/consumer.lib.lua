@@ -53,7 +53,7 @@ end
 local function settings()
   local v = redis.call('HMGET', K.meta, 'salt', 'ackMode', 'ackTimeoutMs', 'maxUnacked',
     'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'maxDeliveries', 'deadLetter',
-    'errorQueue', 'maxTtlMs')
+    'errorQueue', 'maxTtlMs', 'enabled')
   if not v[1] then return nil end
   return {
     salt = v[1], auto = v[2] == 'auto', ackTimeoutMs = tonumber(v[3]), maxUnacked = tonumber(v[4]),
@@ -61,6 +61,7 @@ local function settings()
     maxDelayMs = tonumber(v[8]), maxDeliveries = tonumber(v[9] or '0'),
     -- consumers stored before these settings existed have the protocol's defaults
     deadLetter = v[10] ~= 'false', errorQueue = v[11] ~= 'false', maxTtlMs = tonumber(v[12] or '0'),
+    enabled = v[13] ~= 'false',
   }
 end
 

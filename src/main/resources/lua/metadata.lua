@@ -21,7 +21,7 @@ local result = {
   'oldestUnackedFirstDelivery', oldestUnacked,
 }
 local fields = {'spooledBytes', 'published', 'delivered', 'acked', 'redelivered', 'deadLettered',
-  'rejected', 'dropped', 'expired', 'throttled', 'blocks', 'blockedUntil'}
+  'rejected', 'dropped', 'expired', 'throttled', 'blocks', 'blockedUntil', 'discarded'}
 local values = redis.call('HMGET', K.meta, unpack(fields))
 for i, name in ipairs(fields) do
   table.insert(result, name)

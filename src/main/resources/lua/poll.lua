@@ -10,11 +10,16 @@
 --         request, first attempt), else ''
 -- ARGV[5] who it goes to, for the events' history: "<node> <http|ws>"
 -- Returns {1, now, heldBack, nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
--- the consumer does not exist, or {-2, ms left} when it is blocked by its rate limit. nextDue:
+-- the consumer does not exist, {-2, ms left} when it is blocked by its rate limit, or {-3} when it
+-- is disabled. nextDue:
 -- when the scheduler next has work for the consumer (an ack deadline or a retention expiry), -1 if
 -- never. In auto ack mode ackIds and deadlines are ''.
 local cfg = settings()
 if not cfg then return {-1} end
+if not cfg.enabled then
+  if ARGV[2] ~= '' then redis.call('ZREM', K.waiters, ARGV[2]) end
+  return {-3}
+end
 local now = now_ms()
 local blocked = throttle(now, ARGV[4] ~= '', ARGV[4])
 if blocked then

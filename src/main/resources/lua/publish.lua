@@ -1,9 +1,9 @@
 -- Spools one publish request's events for one consumer.
 -- ARGV triples of eventId, blob, ttlMs ('' for none).
 -- Returns {events spooled, the earliest TTL end among them or -1} (the scheduler must know it), or
--- -1 when the consumer does not exist.
+-- -1 when the consumer does not exist or is disabled (the node's copy of its settings was behind).
 local cfg = settings()
-if not cfg then return -1 end
+if not cfg or not cfg.enabled then return -1 end
 local events = #ARGV / 3
 local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
 local spooled, bytes, earliest = 0, 0, -1

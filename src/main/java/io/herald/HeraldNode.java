@@ -11,6 +11,7 @@ import io.herald.delivery.NotificationVerticle;
 import io.herald.http.HttpApiVerticle;
 import io.herald.redelivery.RedeliverySchedulerVerticle;
 import io.herald.store.RedisStore;
+import io.herald.topic.TopicDirectory;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -25,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * One gateway node on a Vert.x instance: declares the configured consumers, then deploys the
+ * One gateway node on a Vert.x instance: declares the configured consumers and topics, then deploys the
  * verticles (notifications, ack tracker, redelivery scheduler, HTTP API) wired by constructor.
  */
 public final class HeraldNode {
@@ -67,6 +68,7 @@ public final class HeraldNode {
     RedisStore nodeStore = RedisStore.pooled(vertx, redisUrl, redis.poolSize(), redis.timeoutMs());
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
     ConsumerStore consumers = new ConsumerStore(nodeStore);
+    TopicDirectory topics = new TopicDirectory(nodeStore);
     int port = config.http().port() == 0 ? freePort() : config.http().port();
     List<String> deployments = new ArrayList<>();
     // names this node's wake-up channel; each HTTP verticle instance adds its number for its polls
@@ -74,12 +76,14 @@ public final class HeraldNode {
     AtomicInteger instances = new AtomicInteger();
 
     return Future.all(config.consumers().values().stream().map(consumers::put).toList())
+        .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))
         .compose(ok -> directory.reload())
-        .compose(ok -> deploy(vertx, deployments, new NotificationVerticle(stores, directory, node), 1))
+        .compose(ok -> topics.reload())
+        .compose(ok -> deploy(vertx, deployments, new NotificationVerticle(stores, directory, topics, node), 1))
         .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores), 1))
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
-        .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, host, port,
+        .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, topics, host, port,
                 config.http(), redis.timeoutMs(), node + "/" + instances.incrementAndGet(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {

@@ -44,7 +44,7 @@ public final class ConsumerRoutes {
   }
 
   private void list(RoutingContext ctx) {
-    Responses.reply(ctx, () -> reading(directory.reload()).map(ignored -> {
+    Responses.reply(ctx, () -> ApiException.reading(directory.reload()).map(ignored -> {
       JsonArray list = new JsonArray();
       new TreeMap<>(directory.all()).forEach((name, settings) -> list.add(describe(settings)));
       return new JsonObject().put("consumers", list);
@@ -65,10 +65,7 @@ public final class ConsumerRoutes {
     try {
       settings = ConsumerSettings.parse(name, Requests.object(ctx));
     } catch (InvalidSettingsException e) {
-      JsonArray errors = new JsonArray();
-      e.errors().forEach(error -> errors.add(new JsonObject().put("field", error.field()).put("message", error.message())));
-      Responses.error(ctx, new ApiException(ErrorCode.INVALID_REQUEST, e.getMessage(),
-          new JsonObject().put("field", e.errors().get(0).field()).put("errors", errors)));
+      Responses.error(ctx, ApiException.invalid(e));
       return;
     } catch (ApiException e) {
       Responses.error(ctx, e);
@@ -96,7 +93,7 @@ public final class ConsumerRoutes {
 
   private void metadata(RoutingContext ctx) {
     Responses.reply(ctx, () -> current(ctx).compose(settings ->
-        reading(store.eval(Script.METADATA, Keys.consumer(settings.name()), List.of())).compose(reply -> {
+        ApiException.reading(store.eval(Script.METADATA, Keys.consumer(settings.name()), List.of())).compose(reply -> {
           if (reply.type() != io.vertx.redis.client.ResponseType.MULTI) {
             return Future.failedFuture(ApiException.unknownConsumer(settings.name()));
           }
@@ -115,7 +112,7 @@ public final class ConsumerRoutes {
     long blockedUntil = r.get("blockedUntil") > now ? r.get("blockedUntil") : 0;
     JsonObject totals = new JsonObject();
     for (String total : List.of("published", "delivered", "acked", "redelivered", "deadLettered", "rejected",
-        "dropped", "expired", "throttled", "blocks")) {
+        "dropped", "expired", "throttled", "blocks", "discarded")) {
       totals.put(total, r.get(total));
     }
     return new JsonObject()
@@ -138,15 +135,10 @@ public final class ConsumerRoutes {
   /** The consumer as Redis has it now (not this node's possibly older copy). */
   private Future<ConsumerSettings> current(RoutingContext ctx) {
     String name = ctx.pathParam("consumer");
-    return reading(directory.reload(name)).compose(ignored -> {
+    return ApiException.reading(directory.reload(name)).compose(ignored -> {
       ConsumerSettings settings = directory.get(name);
       return settings == null ? Future.failedFuture(ApiException.unknownConsumer(name)) : Future.succeededFuture(settings);
     });
-  }
-
-  /** A read that failed changed nothing: STORE_UNAVAILABLE, never OUTCOME_UNKNOWN. */
-  private static <T> Future<T> reading(Future<T> read) {
-    return read.recover(failure -> Future.failedFuture(ApiException.from(failure, false)));
   }
 
   private static JsonObject describe(ConsumerSettings settings) {

@@ -3,6 +3,7 @@ package io.herald.config;
 import io.herald.auth.ApiKey;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.topic.TopicName;
+import io.herald.topic.TopicSettings;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,11 +18,12 @@ import java.util.Map;
  * @param redis     which Redis to use, or the embedded one
  * @param scheduler the redelivery scheduler
  * @param consumers consumers that exist at start-up, by name
+ * @param topics    topic settings written at start-up, by topic
  * @param apiKeys   the API keys callers must present (auth.keys); none: the gateway is open and
  *                  listens on 127.0.0.1 only
  */
 public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Map<String, ConsumerSettings> consumers,
-    List<ApiKey> apiKeys) {
+    Map<String, TopicSettings> topics, List<ApiKey> apiKeys) {
 
   /**
    * @param host          the interface to listen on once API keys are configured (default 0.0.0.0;
@@ -115,6 +117,16 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
       }
       consumers.put(name, ConsumerSettings.read(name, consumerSection.section(name)));
     });
+    Map<String, TopicSettings> topics = new LinkedHashMap<>();
+    SettingsReader topicSection = root.section("topics");
+    root.members("topics").keySet().forEach(topic -> {
+      String problem = TopicName.isSystem(topic) ? "topics under $sys/ are the gateway's own" : TopicName.problem(topic);
+      if (problem != null) {
+        topicSection.error(topic, problem);
+        return;
+      }
+      topics.put(topic, TopicSettings.read(topic, topicSection.section(topic)));
+    });
     List<ApiKey> apiKeys = new ArrayList<>();
     SettingsReader auth = root.section("auth");
     SettingsReader keySection = auth.section("keys");
@@ -123,6 +135,6 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     root.finish();
     root.failIfErrors();
     return new HeraldConfig(httpConfig, new RedisConfig(url, poolSize, timeoutMs, embeddedConfig),
-        schedulerConfig, Map.copyOf(consumers), List.copyOf(apiKeys));
+        schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), List.copyOf(apiKeys));
   }
 }

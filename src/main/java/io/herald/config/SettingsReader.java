@@ -1,5 +1,6 @@
 package io.herald.config;
 
+import io.herald.topic.TopicName;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -129,6 +130,16 @@ public final class SettingsReader {
     }
     errors.add(new SettingError(path + key, "must be a non-empty string"));
     return defaultValue;
+  }
+
+  /** A name of 1..128 characters of A-Z a-z 0-9 . _ - (as consumer names), or null when absent. */
+  public String name(String key) {
+    String name = text(key, null);
+    if (name != null && !TopicName.isValidConsumer(name)) {
+      errors.add(new SettingError(path + key, "must be 1..128 characters of A-Z a-z 0-9 . _ -"));
+      return null;
+    }
+    return name;
   }
 
   /** As {@link #texts(String, int, int)}, {@code defaultValue} when absent. */

@@ -73,6 +73,12 @@ public final class ConsumerDirectory {
         ? Future.succeededFuture(found) : Future.failedFuture(ApiException.unknownConsumer(name)));
   }
 
+  /** As {@link #require}, failing with 409 CONSUMER_DISABLED when the consumer is shut down. */
+  public Future<ConsumerSettings> requireEnabled(String name) {
+    return require(name).compose(found -> found.enabled()
+        ? Future.succeededFuture(found) : Future.failedFuture(ApiException.consumerDisabled(name)));
+  }
+
   /** Loads every consumer from Redis. */
   public Future<Void> reload() {
     return store.send(Request.cmd(Command.HGETALL).arg(Keys.CONSUMERS)).map(reply -> {

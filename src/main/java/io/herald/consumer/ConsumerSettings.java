@@ -23,10 +23,11 @@ import java.util.List;
  *                         dead-lettered (default true)
  * @param errorQueue       false: events nacked with REJECT are dropped (and counted) (default true)
  * @param maxTtlMs         upper bound on an event's time to live on this consumer, or null for none
+ * @param admission        whether it takes new events, how much it may hold, and what a refusal does
  */
 public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode ackMode, long ackTimeoutMs,
     int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery, boolean redeliverOnDisconnect,
-    RateLimit rateLimit, boolean deadLetter, boolean errorQueue, Long maxTtlMs) {
+    RateLimit rateLimit, boolean deadLetter, boolean errorQueue, Long maxTtlMs, Admission admission) {
 
   public enum AckMode {
     EXPLICIT, AUTO;
@@ -57,6 +58,19 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
    * @param closeMode        how its sockets are closed when the grace ends
    */
   public record RateLimit(int tps, long blockMs, long graceMs, long noticeIntervalMs, CloseMode closeMode) {}
+
+  /**
+   * What may be spooled for the consumer.
+   *
+   * @param enabled                  false: shut down, nothing new is spooled for it and it receives nothing
+   * @param quotaBytes               most spooled bytes held for it, or null for no limit
+   * @param quotaEvents              most spooled events held for it, or null for no limit
+   * @param rejectPublishWhenRefused true: an event it cannot take is refused to the publisher for
+   *                                 every consumer; false: it skips the event (counted as discarded)
+   * @param namespace                the namespace whose quota its events count against, or null
+   */
+  public record Admission(boolean enabled, Long quotaBytes, Long quotaEvents, boolean rejectPublishWhenRefused,
+      String namespace) {}
 
   public enum CloseMode {
     /** Dropped without a close frame: clients see 1006. */
@@ -99,10 +113,15 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
     boolean deadLetter = reader.bool("deadLetter", true);
     boolean errorQueue = reader.bool("errorQueue", true);
     Long maxTtlMs = reader.optionalInteger("maxTtlMs", 1_000, 2_592_000_000L);
+    Admission admission = new Admission(reader.bool("enabled", true),
+        reader.optionalInteger("quotaBytes", 1, Long.MAX_VALUE),
+        reader.optionalInteger("quotaEvents", 1, Long.MAX_VALUE),
+        reader.bool("rejectPublishWhenRefused", true),
+        reader.name("namespace"));
     reader.finish();
     return new ConsumerSettings(name, List.copyOf(topics), AckMode.valueOf(ackMode.toUpperCase(java.util.Locale.ROOT)),
         ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect, rateLimit,
-        deadLetter, errorQueue, maxTtlMs);
+        deadLetter, errorQueue, maxTtlMs, admission);
   }
 
   /** Parses settings sent by a client or stored in Redis; throws with every bad field. */
@@ -147,7 +166,16 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
             .put("closeMode", rateLimit.closeMode().name().toLowerCase(java.util.Locale.ROOT)))
         .put("maxTtlMs", maxTtlMs)
         .put("deadLetter", deadLetter)
-        .put("errorQueue", errorQueue);
+        .put("errorQueue", errorQueue)
+        .put("enabled", admission.enabled())
+        .put("quotaBytes", admission.quotaBytes())
+        .put("quotaEvents", admission.quotaEvents())
+        .put("rejectPublishWhenRefused", admission.rejectPublishWhenRefused())
+        .put("namespace", admission.namespace());
+  }
+
+  public boolean enabled() {
+    return admission.enabled();
   }
 
   /** The settings the Redis scripts read from the consumer's meta hash, as name/value pairs. */
@@ -157,6 +185,6 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         "multiplier", redelivery.multiplier(), "maxDelayMs", redelivery.maxDelayMs(),
         "rateTps", rateLimit.tps(), "rateBlockMs", rateLimit.blockMs(),
         "maxDeliveries", redelivery.maxDeliveries(), "deadLetter", deadLetter, "errorQueue", errorQueue,
-        "maxTtlMs", maxTtlMs == null ? 0 : maxTtlMs);
+        "maxTtlMs", maxTtlMs == null ? 0 : maxTtlMs, "enabled", admission.enabled());
   }
 }

@@ -46,6 +46,6 @@ public final class ConsumerStore {
   }
 
   private Future<Void> announce(String name) {
-    return store.send(Request.cmd(Command.PUBLISH).arg(Keys.ADMIN_CHANNEL).arg(name)).mapEmpty();
+    return store.send(Request.cmd(Command.PUBLISH).arg(Keys.ADMIN_CHANNEL).arg(Keys.CONSUMER_CHANGED + name)).mapEmpty();
   }
 }

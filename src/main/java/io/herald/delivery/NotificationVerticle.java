@@ -4,6 +4,7 @@ import io.herald.Addresses;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
+import io.herald.topic.TopicDirectory;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.redis.client.Command;
@@ -15,8 +16,8 @@ import java.util.function.Supplier;
 /**
  * Carries Redis pub/sub into this node: wake-ups for its parked polls (events published, acked or
  * due on any node) go over the event bus to the verticle instance of the poll, rate-limit blocks
- * to every instance (for their sockets), settings changes reload the consumer directory. Reconnects when the subscription drops, and then assumes it missed
- * something: it reloads every consumer and wakes every parked poll.
+ * to every instance (for their sockets), settings changes reload the consumer or topic directory. Reconnects when the subscription drops, and then assumes it missed
+ * something: it reloads every consumer and topic and wakes every parked poll.
  */
 public final class NotificationVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(NotificationVerticle.class.getName());
@@ -26,23 +27,26 @@ public final class NotificationVerticle extends VerticleBase {
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
+  private final TopicDirectory topics;
   private final String wakeChannel;
   private RedisStore store;
   private RedisConnection connection;
   private boolean stopping;
   private boolean retrying;
 
-  public NotificationVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, String node) {
+  public NotificationVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
+      String node) {
     this.stores = stores;
     this.directory = directory;
+    this.topics = topics;
     this.wakeChannel = Keys.wakeChannel(node);
   }
 
   @Override
   public Future<?> start() {
     store = stores.get();
-    vertx.setPeriodic(FULL_RELOAD_MS, t -> directory.reload().onFailure(failure -> LOG.log(
-        System.Logger.Level.DEBUG, "Periodic consumer reload failed: " + failure.getMessage())));
+    vertx.setPeriodic(FULL_RELOAD_MS, t -> reloadAll().onFailure(failure -> LOG.log(
+        System.Logger.Level.DEBUG, "Periodic settings reload failed: " + failure.getMessage())));
     return subscribe();
   }
 
@@ -77,9 +81,16 @@ public final class NotificationVerticle extends VerticleBase {
     } else if (channel.equals(Keys.THROTTLE_CHANNEL)) {
       vertx.eventBus().publish(Addresses.BLOCKED, body);
     } else if (channel.equals(Keys.ADMIN_CHANNEL)) {
-      directory.reload(body).onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
-          "Could not reload consumer " + body + ": " + failure.getMessage()));
+      Future<Void> reload = body.startsWith(Keys.TOPIC_CHANGED)
+          ? topics.reload(body.substring(Keys.TOPIC_CHANGED.length()))
+          : directory.reload(body.substring(Keys.CONSUMER_CHANGED.length()));
+      reload.onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
+          "Could not reload " + body + ": " + failure.getMessage()));
     }
+  }
+
+  private Future<Void> reloadAll() {
+    return directory.reload().compose(ok -> topics.reload());
   }
 
   private void resubscribeLater() {
@@ -92,7 +103,7 @@ public final class NotificationVerticle extends VerticleBase {
       connection = null;
     }
     vertx.setTimer(RETRY_MS, t -> subscribe()
-        .compose(ok -> directory.reload())
+        .compose(ok -> reloadAll())
         .onComplete(done -> {
           retrying = false;
           if (done.succeeded()) {

@@ -118,8 +118,11 @@ public final class PollService {
           .onSuccess(reply -> {
             int status = reply.get(0).toInteger();
             if (status < 0) {
-              finish(Future.failedFuture(status == -2 ? ApiException.tooManyRequests(reply.get(1).toLong())
-                  : ApiException.unknownConsumer(consumer.name())));
+              finish(Future.failedFuture(switch (status) {
+                case -2 -> ApiException.tooManyRequests(reply.get(1).toLong());
+                case -3 -> ApiException.consumerDisabled(consumer.name());
+                default -> ApiException.unknownConsumer(consumer.name());
+              }));
               return;
             }
             int handed = (reply.size() - 4) / 4;

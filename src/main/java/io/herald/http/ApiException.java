@@ -3,6 +3,9 @@ package io.herald.http;
 import io.herald.store.StoreException;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
+import io.herald.config.InvalidSettingsException;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 /** A failure the client is told about in the protocol's error envelope. */
@@ -40,6 +43,24 @@ public final class ApiException extends RuntimeException {
   public static ApiException unknownConsumer(String consumer) {
     return new ApiException(ErrorCode.NOT_FOUND, "No consumer named '" + consumer + "'",
         new JsonObject().put("consumer", consumer));
+  }
+
+  /** 400 naming the first bad setting, with every one in {@code details.errors}. */
+  public static ApiException invalid(InvalidSettingsException e) {
+    JsonArray errors = new JsonArray();
+    e.errors().forEach(error -> errors.add(new JsonObject().put("field", error.field()).put("message", error.message())));
+    return new ApiException(ErrorCode.INVALID_REQUEST, e.getMessage(),
+        new JsonObject().put("field", e.errors().get(0).field()).put("errors", errors));
+  }
+
+  /** A read that failed changed nothing: its failure is STORE_UNAVAILABLE, never OUTCOME_UNKNOWN. */
+  public static <T> Future<T> reading(Future<T> read) {
+    return read.recover(failure -> Future.failedFuture(from(failure, false)));
+  }
+
+  public static ApiException consumerDisabled(String consumer) {
+    return new ApiException(ErrorCode.CONSUMER_DISABLED, "Consumer '" + consumer + "' is disabled",
+        new JsonObject().put("scope", "consumer").put("consumer", consumer));
   }
 
   /**

@@ -4,6 +4,7 @@ import io.herald.Addresses;
 import io.herald.ack.Acks;
 import io.herald.ack.Settlements;
 import io.herald.admin.ConsumerRoutes;
+import io.herald.admin.TopicRoutes;
 import io.herald.auth.Authentication;
 import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
@@ -17,6 +18,7 @@ import io.herald.publish.PublishService;
 import io.herald.redelivery.DueTimes;
 import io.herald.store.RedisStore;
 import io.herald.throttle.RateLimiter;
+import io.herald.topic.TopicDirectory;
 import io.herald.ws.WebSocketGateway;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -43,6 +45,7 @@ public final class HttpApiVerticle extends VerticleBase {
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
+  private final TopicDirectory topics;
   private final String host;
   private final int port;
   private final HeraldConfig.Http http;
@@ -57,10 +60,11 @@ public final class HttpApiVerticle extends VerticleBase {
   private WebSocketGateway sockets;
   private HttpServer server;
 
-  public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, String host,
+  public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics, String host,
       int port, HeraldConfig.Http http, long redisTimeoutMs, String waiterPrefix, Authenticator authenticator) {
     this.stores = stores;
     this.directory = directory;
+    this.topics = topics;
     this.host = host;
     this.port = port;
     this.http = http;
@@ -73,7 +77,7 @@ public final class HttpApiVerticle extends VerticleBase {
   public Future<?> start() {
     store = stores.get();
     DueTimes dueTimes = new DueTimes(store);
-    publisher = new PublishService(context, store, directory, http.maxEventBytes(), dueTimes);
+    publisher = new PublishService(context, store, directory, topics, http.maxEventBytes(), dueTimes);
     poller = new PollService(vertx, store, dueTimes, waiterPrefix);
     settlements = new Settlements(store, dueTimes);
     vertx.eventBus().<String>localConsumer(Addresses.wake(waiterPrefix), message -> poller.wake(message.body()));
@@ -107,6 +111,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.post("/v1/consumers/:consumer/nacks").handler(ctx -> settle(ctx, Settlements.NACK_FIELDS, settlements::nack));
     router.post("/v1/consumers/:consumer/extend").handler(ctx -> settle(ctx, Settlements.EXTEND_FIELDS, settlements::extend));
     new ConsumerRoutes(store, directory).mount(router);
+    new TopicRoutes(topics).mount(router);
     new FailedEventRoutes(vertx, store, directory).mount(router);
     new EventHistory(store, directory).mount(router);
     router.route().failureHandler(Responses::failure);
@@ -131,7 +136,7 @@ public final class HttpApiVerticle extends VerticleBase {
   }
 
   private void consumerSocket(RoutingContext ctx) {
-    consumer(ctx).onComplete(found -> {
+    directory.requireEnabled(ctx.pathParam("consumer")).onComplete(found -> {
       if (found.failed()) {
         Responses.error(ctx, ApiException.from(found.cause(), false));
       } else {
@@ -171,7 +176,7 @@ public final class HttpApiVerticle extends VerticleBase {
       Requests.onlyFields(body, "maxEvents", "waitMs");
       Promise<Void> gone = Promise.promise();
       ctx.response().closeHandler(v -> gone.tryComplete());
-      return consumer(ctx).compose(consumer -> poller.poll(consumer,
+      return directory.requireEnabled(ctx.pathParam("consumer")).compose(consumer -> poller.poll(consumer,
               maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(),
               waitMs == null ? 0 : waitMs, gone.future(), true, "http"))
           .map(Batch::json);
@@ -198,7 +203,7 @@ public final class HttpApiVerticle extends VerticleBase {
     });
   }
 
-  /** The consumer named in the path. */
+  /** The consumer named in the path. Acks, nacks and extends of a disabled consumer still settle what it was given. */
   private Future<ConsumerSettings> consumer(RoutingContext ctx) {
     String name = ctx.pathParam("consumer");
     return directory.require(name);

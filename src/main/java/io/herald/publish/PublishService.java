@@ -8,7 +8,9 @@ import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
+import io.herald.topic.TopicDirectory;
 import io.herald.topic.TopicName;
+import io.herald.topic.TopicSettings;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -16,6 +18,8 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import io.vertx.redis.client.ResponseType;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -32,23 +36,26 @@ import java.util.Map;
  * requests; alone, a request goes out on the next turn of the loop. Event-loop confined.
  */
 public final class PublishService {
+  private static final System.Logger LOG = System.getLogger(PublishService.class.getName());
   /** Most events written in one round of calls; a larger gathering is split. */
   static final int MAX_EVENTS_PER_ROUND = 1000;
 
   private final Context context;
   private final RedisStore store;
   private final ConsumerDirectory consumers;
+  private final TopicDirectory topics;
   private final long maxEventBytes;
   private final DueTimes dueTimes;
   private List<Publish> gathering = new ArrayList<>();
   private int gatheredEvents;
 
   /** @param dueTimes told when events with a time to live must expire */
-  public PublishService(Context context, RedisStore store, ConsumerDirectory consumers, long maxEventBytes,
-      DueTimes dueTimes) {
+  public PublishService(Context context, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
+      long maxEventBytes, DueTimes dueTimes) {
     this.context = context;
     this.store = store;
     this.consumers = consumers;
+    this.topics = topics;
     this.maxEventBytes = maxEventBytes;
     this.dueTimes = dueTimes;
   }
@@ -77,7 +84,12 @@ public final class PublishService {
   }
 
   private Future<JsonObject> publish(String topic, List<PublishedEvent> events) {
-    Publish publish = new Publish(topic, events, consumers.matching(topic));
+    TopicSettings settings = topics.get(topic);
+    if (!settings.enabled()) {
+      throw new ApiException(ErrorCode.TOPIC_DISABLED, "Topic '" + topic + "' is disabled",
+          new JsonObject().put("topic", topic));
+    }
+    Publish publish = new Publish(topic, events, consumers.matching(topic), settings.maxEventBytes(maxEventBytes));
     if (publish.accepted == 0) {
       publish.assign(0, 0, new LinkedHashMap<>());
       publish.promise.complete(publish.confirmed(0));
@@ -136,21 +148,31 @@ public final class PublishService {
   private final class Publish {
     private final String topic;
     private final List<PublishedEvent> events;
+    /** The matching consumers that take new events. */
     private final List<ConsumerSettings> matched;
+    /** Why every event is refused (a matching consumer is disabled and refuses for all), or null. */
+    private final JsonObject refusal;
+    private final long maxEventBytes;
     private final int accepted;
     private final Promise<JsonObject> promise = Promise.promise();
     private final JsonArray results = new JsonArray();
 
-    Publish(String topic, List<PublishedEvent> events, List<ConsumerSettings> matched) {
+    Publish(String topic, List<PublishedEvent> events, List<ConsumerSettings> matching, long maxEventBytes) {
       this.topic = topic;
       this.events = events;
-      this.matched = matched;
-      this.accepted = (int) events.stream().filter(e -> e.size() <= maxEventBytes).count();
+      this.matched = matching.stream().filter(ConsumerSettings::enabled).toList();
+      this.refusal = matching.stream()
+          .filter(c -> !c.enabled() && c.admission().rejectPublishWhenRefused())
+          .findFirst().map(c -> refused(ApiException.consumerDisabled(c.name()))).orElse(null);
+      this.maxEventBytes = maxEventBytes;
+      this.accepted = refusal != null ? 0 : (int) events.stream().filter(e -> e.size() <= maxEventBytes).count();
+      matching.stream().filter(c -> !c.enabled() && !c.admission().rejectPublishWhenRefused())
+          .forEach(c -> discarded(c.name(), events.size()));
     }
 
     /**
-     * Gives each event within the size limit its eventId, from {@code sequence} on, and adds the
-     * (eventId, blob, ttlMs) triples to the spool of every matching consumer; refuses oversized events.
+     * Gives each event that may be spooled its eventId, from {@code sequence} on, and adds the
+     * (eventId, blob, ttlMs) triples to the spool of every matching consumer; refuses the others.
      * Returns the next free sequence number.
      */
     long assign(long publishedAt, long sequence, Map<String, List<Object>> spools) {
@@ -158,10 +180,12 @@ public final class PublishService {
         PublishedEvent event = events.get(index);
         JsonObject result = new JsonObject().put("index", index);
         results.add(result);
+        if (refusal != null) {
+          result.mergeIn(refusal);
+          continue;
+        }
         if (event.size() > maxEventBytes) {
-          result.put("status", "REJECTED").put("code", ErrorCode.MESSAGE_TOO_LARGE.name())
-              .put("message", "The event is " + event.size() + " bytes; the limit is " + maxEventBytes)
-              .put("details", new JsonObject().put("scope", "gateway").put("limit", maxEventBytes));
+          result.mergeIn(refused(tooLarge(event)));
           continue;
         }
         String eventId = eventId(publishedAt, sequence++);
@@ -178,6 +202,16 @@ public final class PublishService {
         }
       }
       return sequence;
+    }
+
+    private ApiException tooLarge(PublishedEvent event) {
+      boolean topicLimit = maxEventBytes < PublishService.this.maxEventBytes;
+      JsonObject details = new JsonObject().put("scope", topicLimit ? "topic" : "gateway").put("limit", maxEventBytes);
+      if (topicLimit) {
+        details.put("topic", topic);
+      }
+      return new ApiException(ErrorCode.MESSAGE_TOO_LARGE,
+          "The event is " + event.size() + " bytes; the limit is " + maxEventBytes, details);
     }
 
     /** Confirms once every consumer this request matched took its events; fails otherwise. */
@@ -204,6 +238,19 @@ public final class PublishService {
       }
       return new JsonObject().put("results", results);
     }
+  }
+
+  /** A publish result's members for an event refused with {@code reason}. */
+  private static JsonObject refused(ApiException reason) {
+    JsonObject error = reason.toJson().getJsonObject("error");
+    return new JsonObject().put("status", "REJECTED").put("code", error.getString("code"))
+        .put("message", error.getString("message")).put("details", error.getJsonObject("details"));
+  }
+
+  /** Counts events a disabled consumer skipped (it lets its publishers through); a count, so best effort. */
+  private void discarded(String consumer, int events) {
+    store.send(Request.cmd(Command.HINCRBY).arg(Keys.consumer(consumer).get(0)).arg("discarded").arg(events))
+        .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG, "Could not count discarded events: " + failure.getMessage()));
   }
 
   /**

@@ -17,8 +17,12 @@ public final class Keys {
   public static final String EVENT_ID_CLOCK = "herald:{ids}:clock";
   /** Pub/sub channel: "consumer blockMs", published when a consumer goes over its rate limit. */
   public static final String THROTTLE_CHANNEL = "herald:throttle";
-  /** Pub/sub channel: a consumer name, published when its settings changed. */
+  /** HASH topic name → settings JSON, for topics with settings of their own. */
+  public static final String TOPICS = "herald:topics";
+  /** Pub/sub channel: {@link #CONSUMER_CHANGED} or {@link #TOPIC_CHANGED} and a name, when settings changed. */
   public static final String ADMIN_CHANNEL = "herald:admin";
+  public static final String CONSUMER_CHANGED = "consumer ";
+  public static final String TOPIC_CHANGED = "topic ";
 
   private Keys() {}
 

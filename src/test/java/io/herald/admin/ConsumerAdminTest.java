@@ -32,7 +32,8 @@ class ConsumerAdminTest extends GatewayTest {
             .put("multiplier", 2.0).put("maxDelayMs", 60000).put("maxDeliveries", 0)).put("redeliverOnDisconnect", false)
         .put("rateLimit", new JsonObject().put("tps", 100).put("blockMs", 45000).put("graceMs", 15000)
             .put("noticeIntervalMs", 2000).put("closeMode", "drop"))
-        .putNull("maxTtlMs").put("deadLetter", true).put("errorQueue", true);
+        .putNull("maxTtlMs").put("deadLetter", true).put("errorQueue", true).put("enabled", true)
+        .putNull("quotaBytes").putNull("quotaEvents").put("rejectPublishWhenRefused", true).putNull("namespace");
     assertEquals(expected, created.json());
     assertEquals(expected, nodeB.http().get("/v1/admin/consumers/" + name).json());
     JsonArray all = nodeB.http().get("/v1/admin/consumers").json().getJsonArray("consumers");
@@ -135,7 +136,7 @@ class ConsumerAdminTest extends GatewayTest {
     assertTrue(metadata.getLong("oldestUnackedAgeMs") >= 0);
     assertEquals(new JsonObject().put("published", 3).put("delivered", 2).put("acked", 1).put("redelivered", 0)
         .put("deadLettered", 0).put("rejected", 0).put("dropped", 0).put("expired", 0).put("throttled", 0)
-        .put("blocks", 0), metadata.getJsonObject("totals"));
+        .put("blocks", 0).put("discarded", 0), metadata.getJsonObject("totals"));
     assertEquals(0, metadata.getLong("scheduled"));
     assertEquals(0, metadata.getLong("deadLetters"));
     assertEquals(0, metadata.getLong("errors"));
