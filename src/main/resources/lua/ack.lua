@@ -5,7 +5,7 @@
 -- or -1 when the consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
-local acked, bytes = 0, 0
+local acked = 0
 local now
 
 local function ack(ackId)
@@ -14,7 +14,7 @@ local function ack(ackId)
   local current = delivery_state(id)
   if current then
     if current ~= n then return 'EXPIRED' end
-    bytes = bytes + redis.call('HSTRLEN', K.events, id)
+    spool_less(id, redis.call('HSTRLEN', K.events, id))
     redis.call('HDEL', K.events, id)
     redis.call('HDEL', K.deliveries, id)
     -- handed out, stale, or waiting out a nack delay (acking it then still settles it)
@@ -35,7 +35,7 @@ local function ack(ackId)
 end
 
 local result = ack_each(ack, 2, tonumber(ARGV[1]) + 1)
-count({acked = acked, spooledBytes = -bytes})
+count({acked = acked})
 touch_acked()
 -- room below maxUnacked: a poll held back by it may go on
 if acked > 0 then wake_waiter(cfg) end

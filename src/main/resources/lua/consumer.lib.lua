@@ -22,15 +22,17 @@
 -- KEYS[15] reasons    HASH   eventId -> the reason of its last nack, while it is held
 -- KEYS[16] ttl        ZSET   eventId -> when its time to live ends, for events whose TTL (ttlMs,
 --                            or the consumer's maxTtlMs) ends before their retention
--- Scripts may add keys of their own from KEYS[17] on (EXTRA_KEY).
+-- KEYS[17] charged    HASH   eventId -> its topic, for events counted against their topic's quota
+-- KEYS[18] topicBytes HASH   topic -> spooled bytes of the charged events of that topic
+-- Scripts may add keys of their own from KEYS[19] on (EXTRA_KEY).
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local K = {
   meta = KEYS[1], backlog = KEYS[2], events = KEYS[3], expiry = KEYS[4], waiters = KEYS[5],
   pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9], polls = KEYS[10],
   scheduled = KEYS[11], dead = KEYS[12], errors = KEYS[13], failures = KEYS[14], reasons = KEYS[15],
-  ttl = KEYS[16],
+  ttl = KEYS[16], charged = KEYS[17], topicBytes = KEYS[18],
 }
-local EXTRA_KEY = 17
+local EXTRA_KEY = 19
 -- The consumer's name, as its keys spell it.
 local CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
 -- A node's wake-up channel is this prefix and its id (Keys.wakeChannel on the Java side).
@@ -177,11 +179,51 @@ local function settled_status(cfg, id, seq)
   return 'UNKNOWN'
 end
 
--- Adds to the consumer's counters (name -> amount), skipping zeros.
+-- The consumer's spool: spooledBytes and spooledEvents count the events of its queue (backlog,
+-- handed out, stale, waiting out a nack delay), not those of its dead-letter and error queues.
+-- Changes gather here and are written by the next count(), with spoolVersion bumped so that the
+-- gateway-wide ledger (quota_settle.lua) can tell a newer figure from an older one.
+local spool_change = {bytes = 0, events = 0}
+local charges_in_use
+
+local function spool_less(id, bytes)
+  spool_change.bytes = spool_change.bytes - bytes
+  spool_change.events = spool_change.events - 1
+  if charges_in_use == nil then charges_in_use = redis.call('EXISTS', K.charged) == 1 end
+  if charges_in_use then
+    local topic = redis.call('HGET', K.charged, id)
+    if topic then
+      redis.call('HDEL', K.charged, id)
+      if redis.call('HINCRBY', K.topicBytes, topic, -bytes) <= 0 then redis.call('HDEL', K.topicBytes, topic) end
+    end
+  end
+end
+
+local function spool_more(bytes, events)
+  spool_change.bytes = spool_change.bytes + bytes
+  spool_change.events = spool_change.events + events
+end
+
+-- Adds to the consumer's counters (name -> amount), skipping zeros, and writes the spool's changes.
 local function count(amounts)
   for name, amount in pairs(amounts) do
     if amount ~= 0 then redis.call('HINCRBY', K.meta, name, amount) end
   end
+  if spool_change.bytes ~= 0 or spool_change.events ~= 0 then
+    redis.call('HINCRBY', K.meta, 'spooledBytes', spool_change.bytes)
+    redis.call('HINCRBY', K.meta, 'spooledEvents', spool_change.events)
+    redis.call('HINCRBY', K.meta, 'spoolVersion', 1)
+    spool_change.bytes, spool_change.events = 0, 0
+  end
+end
+
+-- The spool's figures for the ledger: {bytes, events, version, salt, topic1, bytes1, ...}; the
+-- salt tells a consumer from an earlier one of the same name, whose versions counted from zero too.
+local function spool_figures()
+  local v = redis.call('HMGET', K.meta, 'spooledBytes', 'spooledEvents', 'spoolVersion', 'salt')
+  local figures = {tonumber(v[1] or '0'), tonumber(v[2] or '0'), tonumber(v[3] or '0'), v[4]}
+  for _, field in ipairs(redis.call('HGETALL', K.topicBytes)) do table.insert(figures, field) end
+  return figures
 end
 
 
@@ -195,11 +237,12 @@ local function fail(cfg, id, seq, n, why, now)
   local keep = (why and cfg.deadLetter) or (not why and cfg.errorQueue)
   note(id, 'F ' .. now .. ' ' .. (why or 'REJECTED') .. (keep and '' or ' DROPPED'))
   if not keep then
-    local bytes = forget(id)
+    spool_less(id, forget(id))
     remember(cfg, tonumber(seq), 'dropped')
-    count({dropped = 1, spooledBytes = -bytes})
+    count({dropped = 1})
     return 'DROPPED'
   end
+  spool_less(id, redis.call('HSTRLEN', K.events, id))
   redis.call('ZADD', why and K.dead or K.errors, now, id)
   redis.call('HSET', K.failures, id, cjson.encode({deadLetterReason = why, deliveryCount = tonumber(n),
     reason = reason, seq = tonumber(seq)}))
@@ -219,7 +262,8 @@ end
 local function expire(cfg, id, why, now, seq, n)
   if redis.call('HEXISTS', K.failures, id) == 1 then
     note(id, 'L ' .. now)
-    count({expired = 1, spooledBytes = -forget(id)})
+    forget(id)
+    count({expired = 1})
     return
   end
   if not seq then

@@ -6,14 +6,13 @@
 local cfg = settings()
 if not cfg then return -1 end
 local queue = ARGV[1] == 'dead' and K.dead or K.errors
-local bytes = 0
 
 local function ack(ackId)
   local id, seq, kind, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%a+)%.(%x+)$')
   if not id or kind ~= ARGV[1] or token ~= ack_token(cfg, id, seq, kind) then return 'UNKNOWN' end
   if redis.call('ZSCORE', queue, id) then
     note(id, 'A ' .. now_ms())
-    bytes = bytes + forget(id)
+    forget(id)
     remember_ack(cfg, tonumber(seq))
     return 'ACKED'
   end
@@ -22,6 +21,5 @@ local function ack(ackId)
 end
 
 local result = ack_each(ack, 3, tonumber(ARGV[2]) + 2)
-count({spooledBytes = -bytes})
 touch_acked()
 return result

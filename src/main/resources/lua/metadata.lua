@@ -20,7 +20,7 @@ local result = {
   'oldestBacklogPublishedAt', oldestBacklog,
   'oldestUnackedFirstDelivery', oldestUnacked,
 }
-local fields = {'spooledBytes', 'published', 'delivered', 'acked', 'redelivered', 'deadLettered',
+local fields = {'spooledBytes', 'spooledEvents', 'published', 'delivered', 'acked', 'redelivered', 'deadLettered',
   'rejected', 'dropped', 'expired', 'throttled', 'blocks', 'blockedUntil', 'discarded'}
 local values = redis.call('HMGET', K.meta, unpack(fields))
 for i, name in ipairs(fields) do

@@ -31,7 +31,7 @@ local deadline = now + cfg.ackTimeoutMs
 local deadlineArg, nowArg = string.format('%d', deadline), string.format('%d', now)
 local out = {1, now, 0, -1}
 local ackIds = {}
-local handed, redelivered, releasedBytes = 0, 0, 0
+local handed, redelivered = 0, 0
 
 make_due_stale(cfg, now, 1000)
 
@@ -51,7 +51,7 @@ local function hand_out(id, seq, n, from, firstAt)
   if cfg.auto then
     -- at-most-once: handing out is acknowledging (auto mode never has stale deliveries)
     redis.call('HDEL', K.events, id)
-    releasedBytes = releasedBytes + #blob
+    spool_less(id, #blob)
     remember_ack(cfg, tonumber(seq))
     note(id, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5])
     note(id, 'A ' .. nowArg)
@@ -114,7 +114,7 @@ if want > 0 then
   end
 end
 
-local counts = {delivered = handed, redelivered = redelivered, spooledBytes = -releasedBytes}
+local counts = {delivered = handed, redelivered = redelivered}
 if cfg.auto then counts.acked = handed end
 count(counts)
 touch_acked()

@@ -1,20 +1,26 @@
--- Spools one publish request's events for one consumer.
--- ARGV triples of eventId, blob, ttlMs ('' for none).
--- Returns {events spooled, the earliest TTL end among them or -1} (the scheduler must know it), or
--- -1 when the consumer does not exist or is disabled (the node's copy of its settings was behind).
+-- Spools one publish round's events for one consumer.
+-- ARGV quadruples of eventId, blob, ttlMs ('' for none), and the event's topic when it counts
+-- against that topic's quota ('' otherwise).
+-- Returns {events spooled, the earliest TTL end among them or -1 (the scheduler must know it),
+-- then the spool's figures for the ledger (spool_figures)}, or -1 when the consumer does not exist
+-- or is disabled (the node's copy of its settings was behind).
 local cfg = settings()
 if not cfg or not cfg.enabled then return -1 end
-local events = #ARGV / 3
+local events = #ARGV / 4
 local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
-local spooled, bytes, earliest = 0, 0, -1
-for i = 1, #ARGV, 3 do
-  local id, blob, ttl = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+local spooled, earliest = 0, -1
+for i = 1, #ARGV, 4 do
+  local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
   seq = seq + 1
   -- HSETNX: a repeated eventId is spooled once
   if redis.call('HSETNX', K.events, id, blob) == 1 then
     redis.call('ZADD', K.backlog, seq, id)
     spooled = spooled + 1
-    bytes = bytes + #blob
+    spool_more(#blob, 1)
+    if topic ~= '' then
+      redis.call('HSET', K.charged, id, topic)
+      redis.call('HINCRBY', K.topicBytes, topic, #blob)
+    end
     -- the smaller of the event's ttlMs and the consumer's maxTtlMs, when it ends before retention
     if cfg.maxTtlMs > 0 and (not ttl or cfg.maxTtlMs < ttl) then ttl = cfg.maxTtlMs end
     if ttl and ttl < cfg.retentionMs then
@@ -25,6 +31,8 @@ for i = 1, #ARGV, 3 do
     end
   end
 end
-count({published = spooled, spooledBytes = bytes})
+count({published = spooled})
 if spooled > 0 then wake_waiter(cfg) end
-return {spooled, earliest}
+local result = {spooled, earliest}
+for _, figure in ipairs(spool_figures()) do table.insert(result, figure) end
+return result

@@ -17,6 +17,8 @@ local function redrive(id)
   -- back with what is left of its retention (a TTL does not follow it into the queues)
   redis.call('ZREM', K.expiry, id)
   redis.call('ZADD', K.backlog, cjson.decode(failure).seq, id)
+  -- back in the consumer's spool (not charged to its topic again)
+  spool_more(redis.call('HSTRLEN', K.events, id), 1)
   moved = moved + 1
   note(id, 'R ' .. now)
   return 'REDRIVEN'

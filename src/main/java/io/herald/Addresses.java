@@ -8,6 +8,8 @@ public final class Addresses {
   public static final String BLOCKED = "herald.blocked";
   /** Point-to-point: ack requests for the ack tracker. */
   public static final String ACKS = "herald.acks";
+  /** Point-to-point: {"topic", "payload"} of an alert to publish on a $sys topic. */
+  public static final String ALERTS = "herald.alerts";
 
   private Addresses() {}
 

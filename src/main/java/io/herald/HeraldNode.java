@@ -9,6 +9,8 @@ import io.herald.consumer.ConsumerSettings;
 import io.herald.consumer.ConsumerStore;
 import io.herald.delivery.NotificationVerticle;
 import io.herald.http.HttpApiVerticle;
+import io.herald.quota.SpoolAccountVerticle;
+import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.RedeliverySchedulerVerticle;
 import io.herald.store.RedisStore;
 import io.herald.topic.TopicDirectory;
@@ -64,8 +66,11 @@ public final class HeraldNode {
       Authenticator authenticator) {
     HeraldConfig.RedisConfig redis = config.redis();
     String host = authenticator == Authenticator.OPEN ? OPEN_HOST : config.http().host();
-    Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, redisUrl, redis.timeoutMs());
-    RedisStore nodeStore = RedisStore.pooled(vertx, redisUrl, redis.poolSize(), redis.timeoutMs());
+    SpoolLedger ledger = new SpoolLedger(vertx, config.quotas(), redis.timeoutMs());
+    Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, redisUrl, redis.timeoutMs())
+        .watchingSpool(ledger::touched);
+    RedisStore nodeStore = RedisStore.pooled(vertx, redisUrl, redis.poolSize(), redis.timeoutMs())
+        .watchingSpool(ledger::touched);
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
     ConsumerStore consumers = new ConsumerStore(nodeStore);
     TopicDirectory topics = new TopicDirectory(nodeStore);
@@ -83,7 +88,8 @@ public final class HeraldNode {
         .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores), 1))
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
-        .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, topics, host, port,
+        .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, topics, ledger), 1))
+        .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, topics, ledger, host, port,
                 config.http(), redis.timeoutMs(), node + "/" + instances.incrementAndGet(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {

@@ -126,6 +126,7 @@ public final class ConsumerRoutes {
         .put("deadLetters", r.get("deadLetters"))
         .put("errors", r.get("errors"))
         .put("spooledBytes", r.get("spooledBytes"))
+        .put("spooledEvents", r.get("spooledEvents"))
         .put("throttle", new JsonObject().put("blocked", blockedUntil > 0)
             .put("blockedUntil", blockedUntil > 0 ? blockedUntil : null))
         .put("totals", totals)

@@ -19,11 +19,12 @@ import java.util.Map;
  * @param scheduler the redelivery scheduler
  * @param consumers consumers that exist at start-up, by name
  * @param topics    topic settings written at start-up, by topic
+ * @param quotas    gateway-wide and namespace spool quotas
  * @param apiKeys   the API keys callers must present (auth.keys); none: the gateway is open and
  *                  listens on 127.0.0.1 only
  */
 public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Map<String, ConsumerSettings> consumers,
-    Map<String, TopicSettings> topics, List<ApiKey> apiKeys) {
+    Map<String, TopicSettings> topics, Quotas quotas, List<ApiKey> apiKeys) {
 
   /**
    * @param host          the interface to listen on once API keys are configured (default 0.0.0.0;
@@ -70,6 +71,21 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    * @param sweepMs   ms between sweeps over every consumer that catch retention expiries (1000..3600000, default 60000)
    */
   public record Scheduler(long tickMs, int batchSize, long sweepMs) {}
+
+  /**
+   * @param spoolBytes     most bytes spooled gateway-wide (every consumer's queue), or null for none
+   * @param namespaces     most bytes spooled for the consumers of each namespace, by namespace
+   * @param raisePercent   the spool alert is raised when use reaches this share of spoolBytes (1..100, default 80)
+   * @param clearPercent   ... and cleared when it falls below this one (0..raisePercent, default 60)
+   * @param syncMs         how soon the ledger learns of spool freed by acks, dead-lettering and
+   *                       drops (100..60000, default 1000); publishes it knows of at once
+   */
+  public record Quotas(Long spoolBytes, Map<String, Long> namespaces, int raisePercent, int clearPercent, long syncMs) {
+    /** The namespace's quota, or null for none. */
+    public Long namespace(String namespace) {
+      return namespace == null ? null : namespaces.get(namespace);
+    }
+  }
 
   /** Validates the whole tree; throws with every problem found. */
   public static HeraldConfig from(JsonObject json) {
@@ -127,6 +143,24 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
       }
       topics.put(topic, TopicSettings.read(topic, topicSection.section(topic)));
     });
+    SettingsReader quotaSection = root.section("quotas");
+    Long spoolBytes = quotaSection.optionalInteger("spoolBytes", 1, Long.MAX_VALUE);
+    Map<String, Long> namespaces = new LinkedHashMap<>();
+    SettingsReader namespaceSection = quotaSection.section("namespaces");
+    quotaSection.members("namespaces").keySet().forEach(namespace -> {
+      if (!TopicName.isValidConsumer(namespace)) {
+        namespaceSection.error(namespace, "namespace names are 1..128 characters of A-Z a-z 0-9 . _ -");
+        return;
+      }
+      SettingsReader one = namespaceSection.section(namespace);
+      namespaces.put(namespace, one.integer("quotaBytes", Long.MAX_VALUE, 1, Long.MAX_VALUE));
+      one.finish();
+    });
+    int raisePercent = (int) quotaSection.integer("raisePercent", 80, 1, 100);
+    Quotas quotas = new Quotas(spoolBytes, Map.copyOf(namespaces), raisePercent,
+        (int) quotaSection.integer("clearPercent", Math.min(60, raisePercent), 0, raisePercent),
+        quotaSection.integer("syncMs", 1000, 100, 60_000));
+    quotaSection.finish();
     List<ApiKey> apiKeys = new ArrayList<>();
     SettingsReader auth = root.section("auth");
     SettingsReader keySection = auth.section("keys");
@@ -135,6 +169,6 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     root.finish();
     root.failIfErrors();
     return new HeraldConfig(httpConfig, new RedisConfig(url, poolSize, timeoutMs, embeddedConfig),
-        schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), List.copyOf(apiKeys));
+        schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), quotas, List.copyOf(apiKeys));
   }
 }

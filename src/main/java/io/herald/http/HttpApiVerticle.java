@@ -4,6 +4,7 @@ import io.herald.Addresses;
 import io.herald.ack.Acks;
 import io.herald.ack.Settlements;
 import io.herald.admin.ConsumerRoutes;
+import io.herald.admin.StatsRoutes;
 import io.herald.admin.TopicRoutes;
 import io.herald.auth.Authentication;
 import io.herald.auth.Authenticator;
@@ -15,6 +16,7 @@ import io.herald.delivery.Batch;
 import io.herald.history.EventHistory;
 import io.herald.delivery.PollService;
 import io.herald.publish.PublishService;
+import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
 import io.herald.store.RedisStore;
 import io.herald.throttle.RateLimiter;
@@ -46,6 +48,7 @@ public final class HttpApiVerticle extends VerticleBase {
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
   private final TopicDirectory topics;
+  private final SpoolLedger ledger;
   private final String host;
   private final int port;
   private final HeraldConfig.Http http;
@@ -60,11 +63,13 @@ public final class HttpApiVerticle extends VerticleBase {
   private WebSocketGateway sockets;
   private HttpServer server;
 
-  public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics, String host,
-      int port, HeraldConfig.Http http, long redisTimeoutMs, String waiterPrefix, Authenticator authenticator) {
+  public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
+      SpoolLedger ledger, String host, int port, HeraldConfig.Http http, long redisTimeoutMs, String waiterPrefix,
+      Authenticator authenticator) {
     this.stores = stores;
     this.directory = directory;
     this.topics = topics;
+    this.ledger = ledger;
     this.host = host;
     this.port = port;
     this.http = http;
@@ -77,7 +82,7 @@ public final class HttpApiVerticle extends VerticleBase {
   public Future<?> start() {
     store = stores.get();
     DueTimes dueTimes = new DueTimes(store);
-    publisher = new PublishService(context, store, directory, topics, http.maxEventBytes(), dueTimes);
+    publisher = new PublishService(context, store, directory, topics, ledger, http.maxEventBytes(), dueTimes);
     poller = new PollService(vertx, store, dueTimes, waiterPrefix);
     settlements = new Settlements(store, dueTimes);
     vertx.eventBus().<String>localConsumer(Addresses.wake(waiterPrefix), message -> poller.wake(message.body()));
@@ -112,6 +117,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.post("/v1/consumers/:consumer/extend").handler(ctx -> settle(ctx, Settlements.EXTEND_FIELDS, settlements::extend));
     new ConsumerRoutes(store, directory).mount(router);
     new TopicRoutes(topics).mount(router);
+    new StatsRoutes(store, ledger.quotas()).mount(router);
     new FailedEventRoutes(vertx, store, directory).mount(router);
     new EventHistory(store, directory).mount(router);
     router.route().failureHandler(Responses::failure);

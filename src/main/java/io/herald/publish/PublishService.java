@@ -4,6 +4,8 @@ import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
 import io.herald.http.ErrorCode;
+import io.herald.quota.SpoolFigures;
+import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
@@ -13,15 +15,14 @@ import io.herald.topic.TopicName;
 import io.herald.topic.TopicSettings;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.json.Json;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.ResponseType;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,12 +32,14 @@ import java.util.Map;
  * of those writes succeeded.
  *
  * <p>Publish requests that arrive together on this verticle's event loop are written together: one
- * eventId reservation for all of them, then one spool script per matching consumer carrying the
- * events of every request that matched it, all sent at once. Under load a round trip carries many
- * requests; alone, a request goes out on the next turn of the loop. Event-loop confined.
+ * eventId reservation for all of them, one ledger call admitting those that count against a quota,
+ * then one spool script per matching consumer carrying the events of every request that matched
+ * it, all sent at once. Under load a round trip carries many requests; alone, a request goes out on
+ * the next turn of the loop. Event-loop confined.
  */
 public final class PublishService {
   private static final System.Logger LOG = System.getLogger(PublishService.class.getName());
+  private static final SecureRandom RANDOM = new SecureRandom();
   /** Most events written in one round of calls; a larger gathering is split. */
   static final int MAX_EVENTS_PER_ROUND = 1000;
 
@@ -44,18 +47,20 @@ public final class PublishService {
   private final RedisStore store;
   private final ConsumerDirectory consumers;
   private final TopicDirectory topics;
+  private final SpoolLedger ledger;
   private final long maxEventBytes;
   private final DueTimes dueTimes;
-  private List<Publish> gathering = new ArrayList<>();
+  private List<PendingPublish> gathering = new ArrayList<>();
   private int gatheredEvents;
 
   /** @param dueTimes told when events with a time to live must expire */
   public PublishService(Context context, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
-      long maxEventBytes, DueTimes dueTimes) {
+      SpoolLedger ledger, long maxEventBytes, DueTimes dueTimes) {
     this.context = context;
     this.store = store;
     this.consumers = consumers;
     this.topics = topics;
+    this.ledger = ledger;
     this.maxEventBytes = maxEventBytes;
     this.dueTimes = dueTimes;
   }
@@ -63,13 +68,22 @@ public final class PublishService {
   /** Publishes a request body to {@code topic}; the result is the protocol's {@code results} body. */
   public Future<JsonObject> publish(String topic, Buffer body) {
     checkTopic(topic);
-    return publish(topic, EventParser.parse(body));
+    return publish(topic, EventParser.parse(body), true);
   }
 
   /** Publishes parsed events (e.g. of a WebSocket frame) to {@code topic}. */
   public Future<JsonObject> publish(String topic, PublishRequest request) {
     checkTopic(topic);
-    return publish(topic, request.events());
+    return publish(topic, request.events(), true);
+  }
+
+  /**
+   * Publishes one of the gateway's own events on a {@code $sys/} topic. Quotas do not hold it back:
+   * an alert that the spool is full must get through.
+   */
+  public Future<JsonObject> publishSystem(String topic, JsonObject payload) {
+    Buffer json = payload.toBuffer();
+    return publish(topic, List.of(new PublishedEvent(json, null, Map.of(), null, null, json.length())), false);
   }
 
   private static void checkTopic(String topic) {
@@ -83,19 +97,23 @@ public final class PublishService {
     }
   }
 
-  private Future<JsonObject> publish(String topic, List<PublishedEvent> events) {
+  private Future<JsonObject> publish(String topic, List<PublishedEvent> events, boolean quotasHold) {
     TopicSettings settings = topics.get(topic);
     if (!settings.enabled()) {
       throw new ApiException(ErrorCode.TOPIC_DISABLED, "Topic '" + topic + "' is disabled",
           new JsonObject().put("topic", topic));
     }
-    Publish publish = new Publish(topic, events, consumers.matching(topic), settings.maxEventBytes(maxEventBytes));
-    if (publish.accepted == 0) {
-      publish.assign(0, 0, new LinkedHashMap<>());
-      publish.promise.complete(publish.confirmed(0));
+    List<ConsumerSettings> matching = consumers.matching(topic);
+    matching.stream().filter(c -> !c.enabled() && !c.admission().rejectPublishWhenRefused())
+        .forEach(c -> discarded(c.name(), events.size()));
+    PendingPublish publish = new PendingPublish(settings, events, matching, maxEventBytes,
+        quotasHold && ledger.applies(settings, matching.stream().filter(ConsumerSettings::enabled).toList()));
+    int accepted = publish.accepted();
+    if (accepted == 0) {
+      publish.finish(Map.of());
       return publish.promise.future();
     }
-    if (gatheredEvents + publish.accepted > MAX_EVENTS_PER_ROUND) {
+    if (gatheredEvents + accepted > MAX_EVENTS_PER_ROUND) {
       write(takeGathering());
     }
     if (gathering.isEmpty()) {
@@ -103,182 +121,81 @@ public final class PublishService {
       context.runOnContext(v -> write(takeGathering()));
     }
     gathering.add(publish);
-    gatheredEvents += publish.accepted;
+    gatheredEvents += accepted;
     return publish.promise.future();
   }
 
-  private List<Publish> takeGathering() {
-    List<Publish> round = gathering;
+  private List<PendingPublish> takeGathering() {
+    List<PendingPublish> round = gathering;
     gathering = new ArrayList<>();
     gatheredEvents = 0;
     return round;
   }
 
-  /** Reserves eventIds for the whole round, then spools it: one script call per matching consumer. */
-  private void write(List<Publish> round) {
+  /** Reserves eventIds for the whole round, has the ledger admit what counts against a quota, then spools. */
+  private void write(List<PendingPublish> round) {
     if (round.isEmpty()) {
       return;
     }
-    int total = round.stream().mapToInt(p -> p.accepted).sum();
+    int total = round.stream().mapToInt(PendingPublish::accepted).sum();
     store.eval(Script.EVENT_IDS, List.of(Keys.EVENT_ID_CLOCK), List.of(total))
-        .onFailure(failure -> round.forEach(p -> p.promise.tryFail(ApiException.from(failure, false))))
+        .onFailure(failure -> round.forEach(p -> p.fail(failure)))
         .onSuccess(ids -> {
           long publishedAt = ids.get(0).toLong();
           long sequence = ids.get(1).toLong();
-          Map<String, List<Object>> spools = new LinkedHashMap<>();
-          for (Publish publish : round) {
-            sequence = publish.assign(publishedAt, sequence, spools);
+          for (PendingPublish publish : round) {
+            sequence = publish.assign(publishedAt, sequence);
           }
-          Map<String, Future<Boolean>> writes = new LinkedHashMap<>();
-          spools.forEach((consumer, pairs) -> {
-            writes.put(consumer, store.eval(Script.PUBLISH, Keys.consumer(consumer), pairs).map(reply -> {
-              if (reply.type() != ResponseType.MULTI) {
-                return false; // the consumer was deleted meanwhile
-              }
-              dueTimes.file(consumer, reply.get(1).toLong(), publishedAt);
-              return true;
-            }));
-          });
-          Future.join(new ArrayList<>(writes.values()))
-              .onComplete(done -> round.forEach(publish -> publish.finish(writes)));
+          List<PendingPublish> counted = round.stream().filter(p -> p.counted).toList();
+          if (counted.isEmpty()) {
+            spool(round, null, publishedAt);
+            return;
+          }
+          String holdId = HexFormat.of().formatHex(RANDOM.generateSeed(12));
+          ledger.reserve(store, holdId, counted.stream().map(PendingPublish::group).toList())
+              .onFailure(failure -> round.forEach(p -> p.fail(failure)))
+              .onSuccess(verdicts -> {
+                int next = 0;
+                for (PendingPublish publish : counted) {
+                  next = publish.judged(verdicts, next);
+                  publish.skipped().forEach(this::discarded);
+                }
+                spool(round, holdId, publishedAt);
+              });
         });
   }
 
-  /** One publish request on its way through a round. */
-  private final class Publish {
-    private final String topic;
-    private final List<PublishedEvent> events;
-    /** The matching consumers that take new events. */
-    private final List<ConsumerSettings> matched;
-    /** Why every event is refused (a matching consumer is disabled and refuses for all), or null. */
-    private final JsonObject refusal;
-    private final long maxEventBytes;
-    private final int accepted;
-    private final Promise<JsonObject> promise = Promise.promise();
-    private final JsonArray results = new JsonArray();
-
-    Publish(String topic, List<PublishedEvent> events, List<ConsumerSettings> matching, long maxEventBytes) {
-      this.topic = topic;
-      this.events = events;
-      this.matched = matching.stream().filter(ConsumerSettings::enabled).toList();
-      this.refusal = matching.stream()
-          .filter(c -> !c.enabled() && c.admission().rejectPublishWhenRefused())
-          .findFirst().map(c -> refused(ApiException.consumerDisabled(c.name()))).orElse(null);
-      this.maxEventBytes = maxEventBytes;
-      this.accepted = refusal != null ? 0 : (int) events.stream().filter(e -> e.size() <= maxEventBytes).count();
-      matching.stream().filter(c -> !c.enabled() && !c.admission().rejectPublishWhenRefused())
-          .forEach(c -> discarded(c.name(), events.size()));
-    }
-
-    /**
-     * Gives each event that may be spooled its eventId, from {@code sequence} on, and adds the
-     * (eventId, blob, ttlMs) triples to the spool of every matching consumer; refuses the others.
-     * Returns the next free sequence number.
-     */
-    long assign(long publishedAt, long sequence, Map<String, List<Object>> spools) {
-      for (int index = 0; index < events.size(); index++) {
-        PublishedEvent event = events.get(index);
-        JsonObject result = new JsonObject().put("index", index);
-        results.add(result);
-        if (refusal != null) {
-          result.mergeIn(refusal);
-          continue;
-        }
-        if (event.size() > maxEventBytes) {
-          result.mergeIn(refused(tooLarge(event)));
-          continue;
-        }
-        String eventId = eventId(publishedAt, sequence++);
-        result.put("status", "CONFIRMED").put("eventId", eventId);
-        if (event.correlationId() != null) {
-          result.put("correlationId", event.correlationId());
-        }
-        Buffer blob = blob(eventId, topic, event, publishedAt);
-        for (ConsumerSettings consumer : matched) {
-          List<Object> spool = spools.computeIfAbsent(consumer.name(), c -> new ArrayList<>());
-          spool.add(eventId);
-          spool.add(blob);
-          spool.add(event.ttlMs() == null ? "" : event.ttlMs());
-        }
+  /** One spool script per consumer; then the ledger's hold (if any) is replaced by the consumers' figures. */
+  private void spool(List<PendingPublish> round, String holdId, long publishedAt) {
+    Map<String, List<Object>> spools = new LinkedHashMap<>();
+    round.forEach(publish -> publish.addTo(spools));
+    Map<String, Future<Boolean>> writes = new LinkedHashMap<>();
+    List<SpoolFigures> figures = new ArrayList<>();
+    spools.forEach((consumer, quads) -> writes.put(consumer,
+        store.eval(Script.PUBLISH, Keys.consumer(consumer), quads).map(reply -> {
+          if (reply.type() != ResponseType.MULTI) {
+            return false; // deleted or disabled meanwhile
+          }
+          dueTimes.file(consumer, reply.get(1).toLong(), publishedAt);
+          ConsumerSettings settings = consumers.get(consumer);
+          figures.add(SpoolFigures.parse(consumer, settings == null ? null : settings.admission().namespace(), reply, 2));
+          return true;
+        })));
+    Future.join(new ArrayList<>(writes.values())).onComplete(done -> {
+      round.forEach(publish -> publish.finish(writes));
+      if (holdId != null) {
+        ledger.settle(store, holdId, figures).onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
+            "Could not settle a spool hold (given back later): " + failure.getMessage()));
       }
-      return sequence;
-    }
-
-    private ApiException tooLarge(PublishedEvent event) {
-      boolean topicLimit = maxEventBytes < PublishService.this.maxEventBytes;
-      JsonObject details = new JsonObject().put("scope", topicLimit ? "topic" : "gateway").put("limit", maxEventBytes);
-      if (topicLimit) {
-        details.put("topic", topic);
-      }
-      return new ApiException(ErrorCode.MESSAGE_TOO_LARGE,
-          "The event is " + event.size() + " bytes; the limit is " + maxEventBytes, details);
-    }
-
-    /** Confirms once every consumer this request matched took its events; fails otherwise. */
-    void finish(Map<String, Future<Boolean>> writes) {
-      List<Future<Boolean>> mine = matched.stream().map(c -> writes.get(c.name())).toList();
-      Future<Boolean> failed = mine.stream().filter(Future::failed).findFirst().orElse(null);
-      if (failed == null) {
-        promise.tryComplete(confirmed((int) mine.stream().filter(Future::result).count()));
-        return;
-      }
-      ApiException failure = ApiException.from(failed.cause(), true);
-      promise.tryFail(mine.stream().anyMatch(Future::succeeded) && failure.code() == ErrorCode.STORE_UNAVAILABLE
-          ? new ApiException(ErrorCode.OUTCOME_UNKNOWN,
-              "Redis failed part-way: the events were stored for some consumers only; publish again")
-          : failure);
-    }
-
-    JsonObject confirmed(int matchedCount) {
-      for (int i = 0; i < results.size(); i++) {
-        JsonObject result = results.getJsonObject(i);
-        if ("CONFIRMED".equals(result.getString("status"))) {
-          result.put("matched", matchedCount);
-        }
-      }
-      return new JsonObject().put("results", results);
-    }
-  }
-
-  /** A publish result's members for an event refused with {@code reason}. */
-  private static JsonObject refused(ApiException reason) {
-    JsonObject error = reason.toJson().getJsonObject("error");
-    return new JsonObject().put("status", "REJECTED").put("code", error.getString("code"))
-        .put("message", error.getString("message")).put("details", error.getJsonObject("details"));
-  }
-
-  /** Counts events a disabled consumer skipped (it lets its publishers through); a count, so best effort. */
-  private void discarded(String consumer, int events) {
-    store.send(Request.cmd(Command.HINCRBY).arg(Keys.consumer(consumer).get(0)).arg("discarded").arg(events))
-        .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG, "Could not count discarded events: " + failure.getMessage()));
+    });
   }
 
   /**
-   * 12 hex digits of the publish time in ms, then 16 of the gateway-wide sequence: plain-text order
-   * is publish order, and the scripts read the publish time back from the first 12 digits.
+   * Counts events a consumer skipped (disabled or full, it lets its publishers through); a count,
+   * so best effort.
    */
-  static String eventId(long publishedAt, long sequence) {
-    return hex(publishedAt, 12) + "-" + hex(sequence, 16);
-  }
-
-  private static String hex(long value, int digits) {
-    String text = Long.toHexString(value);
-    return "0".repeat(Math.max(0, digits - text.length())) + text;
-  }
-
-  /** The event's members as delivered, with the payload spliced in as the publisher sent it. */
-  private static Buffer blob(String eventId, String topic, PublishedEvent event, long publishedAt) {
-    Buffer blob = Buffer.buffer(event.payload().length() + 160);
-    blob.appendString("\"eventId\":\"").appendString(eventId)
-        .appendString("\",\"topic\":\"").appendString(topic)
-        .appendString("\",\"key\":").appendString(event.key() == null ? "null" : Json.encode(event.key()))
-        .appendString(",\"headers\":").appendString(headers(event.headers()))
-        .appendString(",\"payload\":").appendBuffer(event.payload())
-        .appendString(",\"publishedAt\":").appendString(Long.toString(publishedAt));
-    return blob;
-  }
-
-  private static String headers(Map<String, String> headers) {
-    return headers.isEmpty() ? "{}" : new JsonObject(new LinkedHashMap<>(headers)).encode();
+  private void discarded(String consumer, int events) {
+    store.send(Request.cmd(Command.HINCRBY).arg(Keys.consumer(consumer).get(0)).arg("discarded").arg(events))
+        .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG, "Could not count discarded events: " + failure.getMessage()));
   }
 }

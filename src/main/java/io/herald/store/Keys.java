@@ -24,7 +24,17 @@ public final class Keys {
   public static final String CONSUMER_CHANGED = "consumer ";
   public static final String TOPIC_CHANGED = "topic ";
 
+  /** The spool ledger's keys, in the order {@code ledger.lib.lua} names them: one hash slot. */
+  public static final List<String> LEDGER = List.of("herald:{quota}:usage", "herald:{quota}:synced",
+      "herald:{quota}:holds", "herald:{quota}:holdEnds");
+
   private Keys() {}
+
+  /** The consumer whose keys {@code consumerKey} is one of. */
+  public static String consumerOf(String consumerKey) {
+    int start = consumerKey.indexOf("{c:") + 3;
+    return consumerKey.substring(start, consumerKey.indexOf("}:", start));
+  }
 
   /**
    * Pub/sub channel of one node: "waiterId consumer", published by {@code wake_waiter} in
@@ -43,7 +53,7 @@ public final class Keys {
     String p = prefix(consumer);
     return List.of(p + "meta", p + "backlog", p + "events", p + "expiry", waiters(consumer),
         p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
-        p + "errors", p + "failures", p + "reasons", p + "ttl");
+        p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes");
   }
 
   /** The consumer's set of parked long polls (KEYS[5] of the per-consumer scripts). */

@@ -13,6 +13,7 @@ import io.vertx.redis.client.Response;
 import java.net.ConnectException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -32,6 +33,7 @@ public final class RedisStore {
   private final long timeoutMs;
   private final boolean pipelined;
   private Future<RedisConnection> connection;
+  private Consumer<String> spoolWatcher = consumer -> {};
 
   private RedisStore(Vertx vertx, String url, int poolSize, long timeoutMs, boolean pipelined) {
     RedisOptions options = new RedisOptions()
@@ -58,6 +60,15 @@ public final class RedisStore {
   /** A store that may be used from any thread: pooled connections. */
   public static RedisStore pooled(Vertx vertx, String url, int poolSize, long timeoutMs) {
     return new RedisStore(vertx, url, poolSize, timeoutMs, false);
+  }
+
+  /**
+   * Tells {@code watcher} the consumer of every script call that may have changed its spool, once
+   * the call is over, whatever its outcome (a failed call may have happened all the same).
+   */
+  public RedisStore watchingSpool(Consumer<String> watcher) {
+    this.spoolWatcher = watcher;
+    return this;
   }
 
   public Future<Response> send(Request request) {
@@ -103,10 +114,14 @@ public final class RedisStore {
 
   /** Runs a script by SHA; when Redis does not know it (restart, failover) it is sent in full. */
   public Future<Response> eval(Script script, List<String> keys, List<?> args) {
-    return send(scriptRequest(Command.EVALSHA, script.sha(), keys, args))
+    Future<Response> call = send(scriptRequest(Command.EVALSHA, script.sha(), keys, args))
         .recover(failure -> isNoScript(failure)
             ? send(scriptRequest(Command.EVAL, script.body(), keys, args))
             : Future.failedFuture(failure));
+    if (script.changesSpool()) {
+      call.onComplete(done -> spoolWatcher.accept(Keys.consumerOf(keys.get(0))));
+    }
+    return call;
   }
 
   /** A connection of its own, for SUBSCRIBE; the caller owns it and reconnects when it ends. */

@@ -12,43 +12,58 @@ import java.util.HexFormat;
 public final class Script {
   private static final String CONSUMER_LIB = read("consumer.lib.lua");
 
-  public static final Script PUBLISH = perConsumer("publish");
-  public static final Script POLL = perConsumer("poll");
-  public static final Script ACK = perConsumer("ack");
-  public static final Script REDELIVER = perConsumer("redeliver");
-  public static final Script METADATA = perConsumer("metadata");
-  public static final Script RELEASE = perConsumer("release");
-  public static final Script WAKE_NEXT = perConsumer("wake_next");
-  public static final Script ADMIT = perConsumer("admit");
-  public static final Script NACK = perConsumer("nack");
-  public static final Script EXTEND = perConsumer("extend");
-  public static final Script FAILED_POLL = perConsumer("failed_poll");
-  public static final Script FAILED_ACK = perConsumer("failed_ack");
-  public static final Script REDRIVE = perConsumer("redrive");
-  public static final Script HISTORY = perConsumer("history");
-  public static final Script CONSUMER_PUT = perConsumer("consumer_put");
-  public static final Script CONSUMER_DELETE = perConsumer("consumer_delete");
+  public static final Script PUBLISH = perConsumer("publish", true);
+  public static final Script POLL = perConsumer("poll", true);
+  public static final Script ACK = perConsumer("ack", true);
+  public static final Script REDELIVER = perConsumer("redeliver", true);
+  public static final Script METADATA = perConsumer("metadata", false);
+  public static final Script RELEASE = perConsumer("release", false);
+  public static final Script WAKE_NEXT = perConsumer("wake_next", false);
+  public static final Script ADMIT = perConsumer("admit", false);
+  public static final Script NACK = perConsumer("nack", true);
+  public static final Script EXTEND = perConsumer("extend", false);
+  public static final Script FAILED_POLL = perConsumer("failed_poll", false);
+  public static final Script FAILED_ACK = perConsumer("failed_ack", false);
+  public static final Script REDRIVE = perConsumer("redrive", true);
+  public static final Script HISTORY = perConsumer("history", false);
+  public static final Script SPOOL_FIGURES = perConsumer("spool_figures", false);
+  public static final Script CONSUMER_PUT = perConsumer("consumer_put", false);
+  public static final Script CONSUMER_DELETE = perConsumer("consumer_delete", true);
   public static final Script DUE_LOWER = standalone("due_lower");
   public static final Script DUE_UPDATE = standalone("due_update");
   public static final Script DUE_LIST = standalone("due_list");
   public static final Script EVENT_IDS = standalone("event_ids");
+  public static final Script QUOTA_RESERVE = ledger("quota_reserve");
+  public static final Script QUOTA_SETTLE = ledger("quota_settle");
 
   private final String name;
   private final String body;
   private final String sha;
+  private final boolean changesSpool;
 
-  private Script(String name, String body) {
+  private Script(String name, String body, boolean changesSpool) {
     this.name = name;
     this.body = body;
     this.sha = sha1(body);
+    this.changesSpool = changesSpool;
   }
 
-  private static Script perConsumer(String name) {
-    return new Script(name, CONSUMER_LIB + "\n" + read(name + ".lua"));
+  /** @param changesSpool whether it may change the consumer's spooled bytes or events */
+  private static Script perConsumer(String name, boolean changesSpool) {
+    return new Script(name, CONSUMER_LIB + "\n" + read(name + ".lua"), changesSpool);
   }
 
   private static Script standalone(String name) {
-    return new Script(name, read(name + ".lua"));
+    return new Script(name, read(name + ".lua"), false);
+  }
+
+  private static Script ledger(String name) {
+    return new Script(name, read("ledger.lib.lua") + "\n" + read(name + ".lua"), false);
+  }
+
+  /** True for per-consumer scripts that may change what the consumer has spooled. */
+  public boolean changesSpool() {
+    return changesSpool;
   }
 
   public String name() {

@@ -6,18 +6,24 @@ import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInfo;
 
-/** One real Redis and two gateway nodes on it for a test class; each test uses fresh names. */
+/**
+ * One real Redis and two gateway nodes on it for a test class (configured by its {@link NodeConfig},
+ * if any); each test uses fresh names.
+ */
 public abstract class GatewayTest {
   protected static TestRedis redis;
   protected static TestNode nodeA;
   protected static TestNode nodeB;
 
   @BeforeAll
-  static void startGateway() {
+  static void startGateway(TestInfo test) {
+    NodeConfig config = test.getTestClass().map(c -> c.getAnnotation(NodeConfig.class)).orElse(null);
+    JsonObject tree = config == null ? new JsonObject() : new JsonObject(config.value());
     redis = TestRedis.start();
-    nodeA = TestNode.start(redis);
-    nodeB = TestNode.start(redis);
+    nodeA = TestNode.start(redis, tree);
+    nodeB = TestNode.start(redis, tree);
   }
 
   @AfterAll

@@ -1,0 +1,69 @@
+package io.herald.admin;
+
+import io.herald.config.HeraldConfig;
+import io.herald.http.ApiException;
+import io.herald.http.Responses;
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * {@code GET /v1/admin/stats}: gateway-wide spool use (from the spool ledger: exact for publishes,
+ * within {@code quotas.syncMs} for what acks and dead-lettering freed), limits and alert state.
+ */
+public final class StatsRoutes {
+  private final RedisStore store;
+  private final HeraldConfig.Quotas quotas;
+
+  public StatsRoutes(RedisStore store, HeraldConfig.Quotas quotas) {
+    this.store = store;
+    this.quotas = quotas;
+  }
+
+  public void mount(Router router) {
+    router.get("/v1/admin/stats").handler(this::stats);
+  }
+
+  private void stats(RoutingContext ctx) {
+    Responses.reply(ctx, () -> ApiException.reading(store.send(Request.cmd(Command.HGETALL).arg(Keys.LEDGER.get(0))))
+        .map(this::describe));
+  }
+
+  private JsonObject describe(Response usage) {
+    Map<String, JsonObject> namespaces = new TreeMap<>();
+    quotas.namespaces().forEach((name, quota) -> namespaces.put(name, use(0, quota)));
+    Map<String, JsonObject> topics = new TreeMap<>();
+    long gateway = 0;
+    boolean raised = false;
+    for (String field : usage.getKeys()) {
+      long value = usage.get(field).toLong();
+      if (field.equals("g")) {
+        gateway = value;
+      } else if (field.equals("alert:spool")) {
+        raised = value == 1;
+      } else if (field.startsWith("n:")) {
+        String name = field.substring(2);
+        namespaces.put(name, use(value, quotas.namespace(name)));
+      } else if (field.startsWith("t:")) {
+        topics.put(field.substring(2), new JsonObject().put("usedBytes", value));
+      }
+    }
+    return new JsonObject()
+        .put("spool", use(gateway, quotas.spoolBytes()).put("alert", raised ? "RAISED" : "CLEAR")
+            .put("raisePercent", quotas.raisePercent()).put("clearPercent", quotas.clearPercent()))
+        .put("namespaces", new JsonObject(new LinkedHashMap<>(namespaces)))
+        .put("chargedTopics", new JsonObject(new LinkedHashMap<>(topics)));
+  }
+
+  private static JsonObject use(long used, Long quota) {
+    return new JsonObject().put("usedBytes", used).put("quotaBytes", quota);
+  }
+}

@@ -1,0 +1,122 @@
+package io.herald.quota;
+
+import io.herald.Addresses;
+import io.herald.consumer.ConsumerDirectory;
+import io.herald.consumer.ConsumerSettings;
+import io.herald.publish.PublishService;
+import io.herald.redelivery.DueTimes;
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.herald.store.Script;
+import io.herald.topic.TopicDirectory;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.ResponseType;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Keeps the spool ledger up to date and publishes alerts. Every {@code quotas.syncMs} it sends the
+ * ledger the figures of the consumers whose spool this node's scripts changed; now and then those
+ * of every consumer, in case a node died before sending its own. Alerts ({@link Addresses#ALERTS})
+ * are published on their {@code $sys/alerts/...} topic.
+ */
+public final class SpoolAccountVerticle extends VerticleBase {
+  private static final System.Logger LOG = System.getLogger(SpoolAccountVerticle.class.getName());
+  /** Every consumer's figures are sent this often (by every node: harmless, a figure is a figure). */
+  private static final long FULL_SYNC_MS = 60_000;
+  /** Consumers whose figures go in one settle call. */
+  private static final int SYNC_BATCH = 200;
+
+  private final Supplier<RedisStore> stores;
+  private final ConsumerDirectory directory;
+  private final SpoolLedger ledger;
+  private final TopicDirectory topics;
+  private RedisStore store;
+  private PublishService publisher;
+  private boolean syncing;
+
+  public SpoolAccountVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
+      SpoolLedger ledger) {
+    this.stores = stores;
+    this.directory = directory;
+    this.topics = topics;
+    this.ledger = ledger;
+  }
+
+  @Override
+  public Future<?> start() {
+    store = stores.get();
+    // alerts are small: the gateway's event size limit never refuses them
+    publisher = new PublishService(context, store, directory, topics, ledger, Long.MAX_VALUE, new DueTimes(store));
+    vertx.eventBus().<JsonObject>localConsumer(Addresses.ALERTS, message -> {
+      JsonObject alert = message.body();
+      publisher.publishSystem(alert.getString("topic"), alert.getJsonObject("payload"))
+          .onFailure(failure -> LOG.log(System.Logger.Level.WARNING, "Could not publish an alert on "
+              + alert.getString("topic") + ": " + failure.getMessage()));
+    });
+    vertx.setPeriodic(ledger.quotas().syncMs(), t -> syncTouched());
+    vertx.setPeriodic(FULL_SYNC_MS, t -> syncAll());
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    return syncTouched().eventually(store::close);
+  }
+
+  /** Sends the figures of the consumers this node's scripts changed since the last time. */
+  Future<Void> syncTouched() {
+    if (syncing) {
+      return Future.succeededFuture();
+    }
+    List<String> touched = ledger.drainTouched();
+    if (touched.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    syncing = true;
+    return sync(touched)
+        .onFailure(failure -> touched.forEach(ledger::touched)) // next time, then
+        .eventually(() -> {
+          syncing = false;
+          return Future.succeededFuture();
+        });
+  }
+
+  /** Sends every consumer's figures: those this node knows, and those the ledger holds. */
+  private void syncAll() {
+    store.send(Request.cmd(Command.HKEYS).arg(Keys.LEDGER.get(1))).compose(names -> {
+      Set<String> all = new LinkedHashSet<>(directory.all().keySet());
+      names.forEach(name -> all.add(name.toString()));
+      return sync(all);
+    }).onFailure(failure -> LOG.log(System.Logger.Level.DEBUG, "Full spool sync failed: " + failure.getMessage()));
+  }
+
+  private Future<Void> sync(Collection<String> consumers) {
+    List<String> names = new ArrayList<>(consumers);
+    Future<Void> chain = Future.succeededFuture();
+    for (int from = 0; from < names.size(); from += SYNC_BATCH) {
+      List<String> batch = names.subList(from, Math.min(names.size(), from + SYNC_BATCH));
+      chain = chain.compose(ok -> Future.all(batch.stream().map(this::figures).toList())
+          .compose(all -> ledger.settle(store, null, all.<SpoolFigures>list())));
+    }
+    return chain;
+  }
+
+  private Future<SpoolFigures> figures(String consumer) {
+    return store.eval(Script.SPOOL_FIGURES, Keys.consumer(consumer), List.of()).map(reply -> {
+      if (reply.type() != ResponseType.MULTI) {
+        return SpoolFigures.gone(consumer);
+      }
+      ConsumerSettings settings = directory.get(consumer);
+      return SpoolFigures.parse(consumer, settings == null ? null : settings.admission().namespace(), reply, 0);
+    });
+  }
+}

@@ -1,0 +1,48 @@
+package io.herald.quota;
+
+import io.vertx.redis.client.Response;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One consumer's spool as its own keys count it (exact, see {@code spool_figures} in
+ * {@code consumer.lib.lua}), on its way to the gateway-wide ledger.
+ *
+ * @param exists     false once the consumer is deleted: the ledger forgets its share
+ * @param namespace  the namespace its bytes count against, or null
+ * @param version    grows with every change, so the ledger keeps the newest figure it was given
+ * @param salt       tells the consumer from an earlier one of the same name
+ * @param topicBytes bytes charged to topics with a quota, by topic
+ */
+public record SpoolFigures(String consumer, boolean exists, String namespace, long version, String salt, long bytes,
+    long events, Map<String, Long> topicBytes) {
+
+  public static SpoolFigures gone(String consumer) {
+    return new SpoolFigures(consumer, false, null, 0, "", 0, 0, Map.of());
+  }
+
+  /** Reads the figures a script returned from {@code reply[from]} on. */
+  public static SpoolFigures parse(String consumer, String namespace, Response reply, int from) {
+    Map<String, Long> topics = new LinkedHashMap<>();
+    for (int i = from + 4; i + 1 < reply.size(); i += 2) {
+      topics.put(reply.get(i).toString(), reply.get(i + 1).toLong());
+    }
+    return new SpoolFigures(consumer, true, namespace, reply.get(from + 2).toLong(), reply.get(from + 3).toString(),
+        reply.get(from).toLong(), reply.get(from + 1).toLong(), topics);
+  }
+
+  /** The arguments {@code quota_settle.lua} takes for one consumer. */
+  List<Object> args() {
+    List<Object> args = new ArrayList<>(List.of(consumer, exists ? "1" : "0"));
+    if (exists) {
+      args.addAll(List.of(namespace == null ? "" : namespace, version, salt, bytes, events, topicBytes.size()));
+      topicBytes.forEach((topic, amount) -> {
+        args.add(topic);
+        args.add(amount);
+      });
+    }
+    return args;
+  }
+}

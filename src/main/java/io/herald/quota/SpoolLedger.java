@@ -1,0 +1,166 @@
+package io.herald.quota;
+
+import io.herald.Addresses;
+import io.herald.config.HeraldConfig;
+import io.herald.consumer.ConsumerSettings;
+import io.herald.http.ApiException;
+import io.herald.http.ErrorCode;
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.herald.store.Script;
+import io.herald.topic.TopicSettings;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The gateway-wide account of spooled bytes, against which publishes are admitted (quotas of the
+ * gateway, namespaces, topics and consumers). It lives in Redis under one hash tag; every consumer's
+ * own figures stay exact in the consumer's keys and reach the ledger when a publish settles its
+ * hold, and otherwise within {@code quotas.syncMs} of any script that changed them (this node
+ * remembers which consumers those were; {@link SpoolAccountVerticle} sends their figures). Shared
+ * by the node's verticles: thread-safe, each call with the caller's own store.
+ */
+public final class SpoolLedger {
+  private static final System.Logger LOG = System.getLogger(SpoolLedger.class.getName());
+  /** The topic on which spool alerts are published. */
+  public static final String ALERT_TOPIC = "$sys/alerts/spool";
+
+  private final Vertx vertx;
+  private final HeraldConfig.Quotas quotas;
+  /** An unsettled hold is given back after this long: its publish's node died. */
+  private final long holdMs;
+  private final Set<String> touched = ConcurrentHashMap.newKeySet();
+
+  public SpoolLedger(Vertx vertx, HeraldConfig.Quotas quotas, long redisTimeoutMs) {
+    this.vertx = vertx;
+    this.quotas = quotas;
+    this.holdMs = Math.max(10_000, 3 * redisTimeoutMs);
+  }
+
+  public HeraldConfig.Quotas quotas() {
+    return quotas;
+  }
+
+  /** Notes that a script may have changed the consumer's spool. */
+  public void touched(String consumer) {
+    touched.add(consumer);
+  }
+
+  /** The consumers touched since the last call. */
+  List<String> drainTouched() {
+    List<String> drained = new ArrayList<>(touched);
+    touched.removeAll(drained);
+    return drained;
+  }
+
+  /** True when events of {@code topic} for these consumers count against some quota. */
+  public boolean applies(TopicSettings topic, List<ConsumerSettings> consumers) {
+    if (quotas.spoolBytes() != null || topic.quotaBytes() != null) {
+      return true;
+    }
+    for (ConsumerSettings consumer : consumers) {
+      ConsumerSettings.Admission admission = consumer.admission();
+      if (admission.quotaBytes() != null || admission.quotaEvents() != null
+          || quotas.namespace(admission.namespace()) != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The events of one publish request: their topic, the consumers they go to, and their sizes. */
+  public record Group(TopicSettings topic, List<ConsumerSettings> consumers, List<Integer> sizes) {}
+
+  /**
+   * Decides for every event of these groups, in order, whether it fits every quota, and holds the
+   * room it takes under {@code holdId} until {@link #settle}.
+   */
+  public Future<List<Verdict>> reserve(RedisStore store, String holdId, List<Group> groups) {
+    List<Object> args = new ArrayList<>(List.of(holdId, holdMs, quota(quotas.spoolBytes()), groups.size()));
+    for (Group group : groups) {
+      TopicSettings topic = group.topic();
+      args.add(topic.quotaBytes() == null ? "" : topic.name());
+      args.add(quota(topic.quotaBytes()));
+      args.add(group.consumers().size());
+      for (ConsumerSettings consumer : group.consumers()) {
+        ConsumerSettings.Admission admission = consumer.admission();
+        args.addAll(List.of(consumer.name(), quota(admission.quotaBytes()), quota(admission.quotaEvents()),
+            admission.rejectPublishWhenRefused() ? "1" : "0",
+            admission.namespace() == null ? "" : admission.namespace(),
+            quota(quotas.namespace(admission.namespace()))));
+      }
+      args.add(group.sizes().size());
+      args.addAll(group.sizes());
+    }
+    return store.eval(Script.QUOTA_RESERVE, Keys.LEDGER, args).map(reply -> {
+      List<Verdict> verdicts = new ArrayList<>(reply.size());
+      reply.forEach(verdict -> verdicts.add(Verdict.parse(verdict.toString())));
+      return verdicts;
+    });
+  }
+
+  /**
+   * Gives back the hold {@code holdId} (null for none) and brings the ledger up to date with these
+   * consumers' figures; announces a raised or cleared spool alert.
+   */
+  public Future<Void> settle(RedisStore store, String holdId, Collection<SpoolFigures> figures) {
+    List<Object> args = new ArrayList<>(List.of(holdId == null ? "" : holdId, quota(quotas.spoolBytes()),
+        quotas.raisePercent(), quotas.clearPercent()));
+    figures.forEach(f -> args.addAll(f.args()));
+    return store.eval(Script.QUOTA_SETTLE, Keys.LEDGER, args).map(reply -> {
+      String transition = reply.get(1).toString();
+      if (!transition.isEmpty()) {
+        alert(transition, reply.get(0).toLong());
+      }
+      return null;
+    });
+  }
+
+  private void alert(String state, long usedBytes) {
+    JsonObject alert = new JsonObject().put("alert", "spool").put("state", state).put("usedBytes", usedBytes)
+        .put("quotaBytes", quotas.spoolBytes()).put("raisePercent", quotas.raisePercent())
+        .put("clearPercent", quotas.clearPercent());
+    LOG.log(state.equals("RAISED") ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
+        "Spool alert " + state + ": " + usedBytes + " of " + quotas.spoolBytes() + " bytes in use");
+    vertx.eventBus().send(Addresses.ALERTS, new JsonObject().put("topic", ALERT_TOPIC).put("payload", alert));
+  }
+
+  private static Object quota(Long quota) {
+    return quota == null ? "" : quota;
+  }
+
+  /**
+   * What the ledger said of one event.
+   *
+   * @param refusal  why it is refused for every consumer, or null
+   * @param skipping consumers that do not take it (they let publishers through when refusing)
+   */
+  public record Verdict(ApiException refusal, Set<String> skipping) {
+    static final Verdict ADMITTED = new Verdict(null, Set.of());
+
+    /** Reads {@code quota_reserve.lua}'s words: '', 'R scope name' or 'S consumer ...'. */
+    static Verdict parse(String text) {
+      if (text.isEmpty()) {
+        return ADMITTED;
+      }
+      List<String> words = List.of(text.split(" "));
+      if (words.get(0).equals("S")) {
+        return new Verdict(null, Set.copyOf(words.subList(1, words.size())));
+      }
+      String scope = words.get(1);
+      JsonObject details = new JsonObject().put("scope", scope);
+      String message = "The gateway's spool quota would be exceeded";
+      if (!scope.equals("gateway")) {
+        details.put(scope, words.get(2));
+        message = "The spool quota of " + scope + " '" + words.get(2) + "' would be exceeded";
+      }
+      return new Verdict(new ApiException(ErrorCode.QUOTA_EXCEEDED, message, details), Set.of());
+    }
+  }
+}

@@ -1,0 +1,43 @@
+-- Shared by the spool ledger's scripts (quota_reserve, quota_settle): the gateway-wide account of
+-- spooled bytes, kept in one hash slot. Every per-consumer figure is exact in the consumer's own
+-- keys (spool_figures in consumer.lib.lua); the ledger holds the latest of those figures it was
+-- given, plus holds: room reserved by publishes on their way to the consumers' spools.
+-- KEYS[1] usage    HASH  what is spooled, holds included: 'g' the gateway; 'c:<consumer>:b' and
+--                        'c:<consumer>:e' bytes and events of a consumer; 'n:<namespace>' bytes of
+--                        the consumers of a namespace; 't:<topic>' bytes charged to a topic;
+--                        'alert:spool' 1 while the spool alert is raised
+-- KEYS[2] synced   HASH  consumer -> JSON of its latest figures {v, salt, b, e, ns, t = {topic = bytes}},
+--                        or {gone = salt} once it was deleted
+-- KEYS[3] holds    HASH  hold id -> JSON list of {usage field, amount} to give back
+-- KEYS[4] holdEnds ZSET  hold id -> when it is given back unsettled (its node died meanwhile)
+local USAGE, SYNCED, HOLDS, HOLD_ENDS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Adds to a usage field, removing it when it reaches zero.
+local function add(field, amount)
+  if amount ~= 0 and redis.call('HINCRBY', USAGE, field, amount) == 0 then redis.call('HDEL', USAGE, field) end
+end
+
+local function usage(field)
+  return tonumber(redis.call('HGET', USAGE, field) or '0')
+end
+
+local function give_back(hold)
+  local entries = redis.call('HGET', HOLDS, hold)
+  if entries then
+    for _, entry in ipairs(cjson.decode(entries)) do add(entry[1], -entry[2]) end
+    redis.call('HDEL', HOLDS, hold)
+  end
+  redis.call('ZREM', HOLD_ENDS, hold)
+end
+
+-- Holds whose publish never settled them (the node died) are given back after their time.
+local function give_back_expired(now)
+  for _, hold in ipairs(redis.call('ZRANGEBYSCORE', HOLD_ENDS, '-inf', now, 'LIMIT', 0, 100)) do
+    give_back(hold)
+  end
+end

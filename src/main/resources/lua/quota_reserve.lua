@@ -1,0 +1,83 @@
+-- Decides, for each event of a publish round, whether every quota it would count against has room,
+-- and holds that room until quota_settle replaces the hold with the consumers' own figures. Atomic,
+-- so concurrent publishers never overshoot a quota together.
+-- ARGV[1] hold id, ARGV[2] ms after which an unsettled hold is given back, ARGV[3] the gateway's
+-- quota in bytes ('' for none), ARGV[4] number of groups; then per group (the events of one
+-- publish request):
+--   topic ('' when it has no quota), its quotaBytes, number of matching consumers, per consumer:
+--   name, quotaBytes, quotaEvents, refusesForAll ('1' or '0'), namespace, namespace quotaBytes
+--   (each '' for none); number of events, then each event's size in bytes.
+-- Returns one verdict per event, in order: '' (room for every consumer), 'R <scope> <name>'
+-- (refused for all; scope gateway, namespace, topic or consumer) or 'S <consumer> ...' (room for
+-- all but these consumers, which skip it).
+local now = now_ms()
+give_back_expired(now)
+local hold = {}
+local gatewayQuota = tonumber(ARGV[3])
+local verdicts = {}
+local at = 5
+
+local function next_arg()
+  local value = ARGV[at]
+  at = at + 1
+  return value
+end
+
+for _ = 1, tonumber(ARGV[4]) do
+  local topic, topicQuota = next_arg(), tonumber(next_arg())
+  local consumers = {}
+  for i = 1, tonumber(next_arg()) do
+    consumers[i] = {name = next_arg(), quotaBytes = tonumber(next_arg()), quotaEvents = tonumber(next_arg()),
+      refuses = next_arg() == '1', ns = next_arg(), nsQuota = tonumber(next_arg())}
+  end
+  for _ = 1, tonumber(next_arg()) do
+    local size = tonumber(next_arg())
+    local adding = {}
+    local function fits(field, amount, limit)
+      return not limit or usage(field) + (adding[field] or 0) + amount <= limit
+    end
+    local function take(field, amount)
+      adding[field] = (adding[field] or 0) + amount
+    end
+    local refusal, skipped, copies = nil, {}, 0
+    for _, c in ipairs(consumers) do
+      local scope
+      if not (fits('c:' .. c.name .. ':b', size, c.quotaBytes) and fits('c:' .. c.name .. ':e', 1, c.quotaEvents)) then
+        scope = 'consumer ' .. c.name
+      elseif c.ns ~= '' and not fits('n:' .. c.ns, size, c.nsQuota) then
+        scope = 'namespace ' .. c.ns
+      end
+      if not scope then
+        take('c:' .. c.name .. ':b', size)
+        take('c:' .. c.name .. ':e', 1)
+        if c.ns ~= '' then take('n:' .. c.ns, size) end
+        copies = copies + 1
+      elseif c.refuses then
+        refusal = scope
+        break
+      else
+        table.insert(skipped, c.name)
+      end
+    end
+    if not refusal and topic ~= '' then
+      if fits('t:' .. topic, size * copies, topicQuota) then take('t:' .. topic, size * copies) else refusal = 'topic ' .. topic end
+    end
+    if not refusal then
+      if fits('g', size * copies, gatewayQuota) then take('g', size * copies) else refusal = 'gateway -' end
+    end
+    if refusal then
+      table.insert(verdicts, 'R ' .. refusal)
+    else
+      for field, amount in pairs(adding) do
+        add(field, amount)
+        table.insert(hold, {field, amount})
+      end
+      table.insert(verdicts, #skipped > 0 and ('S ' .. table.concat(skipped, ' ')) or '')
+    end
+  end
+end
+if #hold > 0 then
+  redis.call('HSET', HOLDS, ARGV[1], cjson.encode(hold))
+  redis.call('ZADD', HOLD_ENDS, now + tonumber(ARGV[2]), ARGV[1])
+end
+return verdicts

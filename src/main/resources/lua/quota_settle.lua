@@ -1,0 +1,69 @@
+-- Brings the ledger up to date with consumers' own spool figures, first giving back a publish
+-- round's hold (its events are now in those figures, or were never spooled); then raises or clears
+-- the spool alert.
+-- ARGV[1] hold id ('' for none), ARGV[2] the gateway's quota in bytes ('' for none), ARGV[3] and
+-- ARGV[4] the percentages of it at which the alert is raised and cleared; then per consumer: name,
+-- '1' if it exists else '0', its namespace ('' for none), version, salt, bytes, events, number of
+-- topics, then topic/bytes pairs (all but the name and '0' omitted for one that does not exist).
+-- A figure older than the one the ledger has (lower version, same salt) is ignored.
+-- Returns {gateway bytes, 'RAISED' | 'CLEARED' | ''}.
+local now = now_ms()
+give_back_expired(now)
+if ARGV[1] ~= '' then give_back(ARGV[1]) end
+
+-- Moves one consumer's share of the usage from its old figures to its new ones.
+local function shift(name, old, new)
+  add('c:' .. name .. ':b', (new.b or 0) - (old.b or 0))
+  add('c:' .. name .. ':e', (new.e or 0) - (old.e or 0))
+  add('g', (new.b or 0) - (old.b or 0))
+  if old.ns and old.ns ~= '' then add('n:' .. old.ns, -(old.b or 0)) end
+  if new.ns and new.ns ~= '' then add('n:' .. new.ns, new.b or 0) end
+  local topics = {}
+  for topic in pairs(old.t or {}) do topics[topic] = true end
+  for topic in pairs(new.t or {}) do topics[topic] = true end
+  for topic in pairs(topics) do add('t:' .. topic, ((new.t or {})[topic] or 0) - ((old.t or {})[topic] or 0)) end
+end
+
+local at = 5
+while at <= #ARGV do
+  local name, exists = ARGV[at], ARGV[at + 1] == '1'
+  local stored = redis.call('HGET', SYNCED, name)
+  local old = stored and cjson.decode(stored) or {}
+  if exists then
+    local new = {ns = ARGV[at + 2], v = tonumber(ARGV[at + 3]), salt = ARGV[at + 4], b = tonumber(ARGV[at + 5]),
+      e = tonumber(ARGV[at + 6]), t = {}}
+    local topics = tonumber(ARGV[at + 7])
+    for i = 1, topics do new.t[ARGV[at + 6 + 2 * i]] = tonumber(ARGV[at + 7 + 2 * i]) end
+    at = at + 8 + 2 * topics
+    -- a figure read before a newer one was applied, or of a consumer since deleted, changes nothing
+    local stale = (old.salt == new.salt and old.v and old.v >= new.v) or old.gone == new.salt
+    if not stale then
+      if old.gone then old = {} end
+      shift(name, old, new)
+      -- cjson cannot tell an empty object from an empty array: no topics are stored as none
+      if next(new.t) == nil then new.t = nil end
+      redis.call('HSET', SYNCED, name, cjson.encode(new))
+    end
+  else
+    at = at + 2
+    if not old.gone then
+      shift(name, old, {})
+      if old.salt then redis.call('HSET', SYNCED, name, cjson.encode({gone = old.salt})) else redis.call('HDEL', SYNCED, name) end
+    end
+  end
+end
+
+local gateway = usage('g')
+local quota = tonumber(ARGV[2])
+local transition = ''
+if quota then
+  local raised = redis.call('HGET', USAGE, 'alert:spool') == '1'
+  if not raised and gateway * 100 >= quota * tonumber(ARGV[3]) then
+    redis.call('HSET', USAGE, 'alert:spool', '1')
+    transition = 'RAISED'
+  elseif raised and gateway * 100 < quota * tonumber(ARGV[4]) then
+    redis.call('HDEL', USAGE, 'alert:spool')
+    transition = 'CLEARED'
+  end
+end
+return {gateway, transition}
