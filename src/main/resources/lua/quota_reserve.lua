@@ -12,10 +12,17 @@
 -- all but these consumers, which skip it).
 local now = now_ms()
 give_back_expired(now)
-local hold = {}
+-- room taken, by usage field: written once per field at the end, however many events took some
+local held = {}
 local gatewayQuota = tonumber(ARGV[3])
 local verdicts = {}
 local at = 5
+-- usage read once per field, then kept up to date here
+local used = {}
+local function current(field)
+  if used[field] == nil then used[field] = usage(field) end
+  return used[field]
+end
 
 local function next_arg()
   local value = ARGV[at]
@@ -34,7 +41,7 @@ for _ = 1, tonumber(ARGV[4]) do
     local size = tonumber(next_arg())
     local adding = {}
     local function fits(field, amount, limit)
-      return not limit or usage(field) + (adding[field] or 0) + amount <= limit
+      return not limit or current(field) + (adding[field] or 0) + amount <= limit
     end
     local function take(field, amount)
       adding[field] = (adding[field] or 0) + amount
@@ -69,12 +76,17 @@ for _ = 1, tonumber(ARGV[4]) do
       table.insert(verdicts, 'R ' .. refusal)
     else
       for field, amount in pairs(adding) do
-        add(field, amount)
-        table.insert(hold, {field, amount})
+        used[field] = current(field) + amount
+        held[field] = (held[field] or 0) + amount
       end
       table.insert(verdicts, #skipped > 0 and ('S ' .. table.concat(skipped, ' ')) or '')
     end
   end
+end
+local hold = {}
+for field, amount in pairs(held) do
+  add(field, amount)
+  table.insert(hold, {field, amount})
 end
 if #hold > 0 then
   redis.call('HSET', HOLDS, ARGV[1], cjson.encode(hold))

@@ -151,7 +151,9 @@ public final class PublishService {
             spool(round, null, publishedAt);
             return;
           }
-          String holdId = HexFormat.of().formatHex(RANDOM.generateSeed(12));
+          byte[] hold = new byte[12];
+          RANDOM.nextBytes(hold);
+          String holdId = HexFormat.of().formatHex(hold);
           ledger.reserve(store, holdId, counted.stream().map(PendingPublish::group).toList())
               .onFailure(failure -> round.forEach(p -> p.fail(failure)))
               .onSuccess(verdicts -> {

@@ -20,8 +20,9 @@ import java.util.stream.Stream;
 /**
  * A gateway under benchmark: a real Redis (AOF, fsync every second) and the fat jar in a process of
  * its own (-Xmx1g), as deployed. {@code HERALD_JVM_OPTS} adds JVM options, e.g.
- * {@code -XX:StartFlightRecording=filename=herald.jfr} to profile it. Everything it wrote is deleted
- * on close.
+ * {@code -XX:StartFlightRecording=filename=herald.jfr} to profile it; {@code HERALD_BENCH_CONFIG}
+ * is its herald.json (default {@code {}}), e.g. to measure with quotas. Everything it wrote is
+ * deleted on close.
  */
 final class BenchGateway implements AutoCloseable {
   private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
@@ -44,7 +45,7 @@ final class BenchGateway implements AutoCloseable {
     try (ServerSocket socket = new ServerSocket(0)) {
       port = socket.getLocalPort();
     }
-    Files.writeString(dir.resolve("herald.json"), "{}");
+    Files.writeString(dir.resolve("herald.json"), System.getenv().getOrDefault("HERALD_BENCH_CONFIG", "{}"));
     RedisProcess redis = RedisProcess.start(redisServer(), dir.resolve("redis"), 0, "everysec");
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xms1g", "-Xmx1g"));
