@@ -90,7 +90,7 @@ public final class HeraldNode {
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
         .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, topics, ledger), 1))
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, topics, ledger, host, port,
-                config.http(), redis.timeoutMs(), node + "/" + instances.incrementAndGet(), authenticator),
+                config, node + "/" + instances.incrementAndGet(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);

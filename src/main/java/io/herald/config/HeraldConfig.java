@@ -20,11 +20,12 @@ import java.util.Map;
  * @param consumers consumers that exist at start-up, by name
  * @param topics    topic settings written at start-up, by topic
  * @param quotas    gateway-wide and namespace spool quotas
+ * @param publishing how publishes are deduplicated
  * @param apiKeys   the API keys callers must present (auth.keys); none: the gateway is open and
  *                  listens on 127.0.0.1 only
  */
 public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Map<String, ConsumerSettings> consumers,
-    Map<String, TopicSettings> topics, Quotas quotas, List<ApiKey> apiKeys) {
+    Map<String, TopicSettings> topics, Quotas quotas, Publishing publishing, List<ApiKey> apiKeys) {
 
   /**
    * @param host          the interface to listen on once API keys are configured (default 0.0.0.0;
@@ -86,6 +87,12 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
       return namespace == null ? null : namespaces.get(namespace);
     }
   }
+
+  /**
+   * @param idempotencyWindowMs how long a topic remembers an idempotencyKey: a repeat within it
+   *                            returns the first eventId and is not spooled again (1 s .. 1 d, default 5 min)
+   */
+  public record Publishing(long idempotencyWindowMs) {}
 
   /** Validates the whole tree; throws with every problem found. */
   public static HeraldConfig from(JsonObject json) {
@@ -161,6 +168,9 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
         (int) quotaSection.integer("clearPercent", Math.min(60, raisePercent), 0, raisePercent),
         quotaSection.integer("syncMs", 1000, 100, 60_000));
     quotaSection.finish();
+    SettingsReader publishSection = root.section("publish");
+    Publishing publishing = new Publishing(publishSection.integer("idempotencyWindowMs", 300_000, 1000, 86_400_000));
+    publishSection.finish();
     List<ApiKey> apiKeys = new ArrayList<>();
     SettingsReader auth = root.section("auth");
     SettingsReader keySection = auth.section("keys");
@@ -169,6 +179,6 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     root.finish();
     root.failIfErrors();
     return new HeraldConfig(httpConfig, new RedisConfig(url, poolSize, timeoutMs, embeddedConfig),
-        schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), quotas, List.copyOf(apiKeys));
+        schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), quotas, publishing, List.copyOf(apiKeys));
   }
 }

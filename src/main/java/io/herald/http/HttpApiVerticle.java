@@ -53,6 +53,7 @@ public final class HttpApiVerticle extends VerticleBase {
   private final int port;
   private final HeraldConfig.Http http;
   private final long redisTimeoutMs;
+  private final long idempotencyWindowMs;
   private final String waiterPrefix;
   private final Authentication authentication;
   private RedisStore store;
@@ -63,8 +64,9 @@ public final class HttpApiVerticle extends VerticleBase {
   private WebSocketGateway sockets;
   private HttpServer server;
 
+  /** @param config the node's configuration; {@code host} and {@code port} are those it listens on */
   public HttpApiVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
-      SpoolLedger ledger, String host, int port, HeraldConfig.Http http, long redisTimeoutMs, String waiterPrefix,
+      SpoolLedger ledger, String host, int port, HeraldConfig config, String waiterPrefix,
       Authenticator authenticator) {
     this.stores = stores;
     this.directory = directory;
@@ -72,8 +74,9 @@ public final class HttpApiVerticle extends VerticleBase {
     this.ledger = ledger;
     this.host = host;
     this.port = port;
-    this.http = http;
-    this.redisTimeoutMs = redisTimeoutMs;
+    this.http = config.http();
+    this.redisTimeoutMs = config.redis().timeoutMs();
+    this.idempotencyWindowMs = config.publishing().idempotencyWindowMs();
     this.waiterPrefix = waiterPrefix;
     this.authentication = new Authentication(authenticator);
   }
@@ -82,7 +85,8 @@ public final class HttpApiVerticle extends VerticleBase {
   public Future<?> start() {
     store = stores.get();
     DueTimes dueTimes = new DueTimes(store);
-    publisher = new PublishService(context, store, directory, topics, ledger, http.maxEventBytes(), dueTimes);
+    publisher = new PublishService(context, store, directory, topics, ledger, http.maxEventBytes(), dueTimes,
+        idempotencyWindowMs);
     poller = new PollService(vertx, store, dueTimes, waiterPrefix);
     settlements = new Settlements(store, dueTimes);
     vertx.eventBus().<String>localConsumer(Addresses.wake(waiterPrefix), message -> poller.wake(message.body()));

@@ -18,6 +18,11 @@ final class EventBlobs {
     return hex(publishedAt, 12) + "-" + hex(sequence, 16);
   }
 
+  /** The publish time an eventId was made of. */
+  static long publishedAt(String eventId) {
+    return Long.parseLong(eventId.substring(0, 12), 16);
+  }
+
   private static String hex(long value, int digits) {
     String text = Long.toHexString(value);
     return "0".repeat(Math.max(0, digits - text.length())) + text;

@@ -137,6 +137,7 @@ final class EventParser {
     private Buffer payload;
     private String key;
     private String correlationId;
+    private String idempotencyKey;
     private Long ttlMs;
     private Map<String, String> headers = Map.of();
 
@@ -152,7 +153,7 @@ final class EventParser {
         case "correlationId" -> correlationId = shortText(field);
         case "headers" -> headers = headers();
         case "ttlMs" -> ttlMs = ttl(field);
-        case "idempotencyKey" -> throw ApiException.invalid(path + field, "not supported by this version yet");
+        case "idempotencyKey" -> idempotencyKey = shortText(field);
         default -> throw ApiException.invalid(path + field, "unknown event field");
       }
     }
@@ -161,7 +162,7 @@ final class EventParser {
       if (payload == null) {
         throw ApiException.invalid(path + "payload", "is required (it may be null)");
       }
-      return new PublishedEvent(payload, key, headers, correlationId, ttlMs, size);
+      return new PublishedEvent(payload, key, headers, correlationId, idempotencyKey, ttlMs, size);
     }
 
     private Buffer rawValue() throws IOException {

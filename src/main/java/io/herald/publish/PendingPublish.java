@@ -11,6 +11,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -39,6 +40,19 @@ final class PendingPublish {
   private final Buffer[] blobs;
   /** The consumers this request's events went to. */
   private final Set<String> targets = new HashSet<>();
+  /** The accepted events with an idempotency key, claimed before spooling. */
+  private final List<Integer> keyed = new ArrayList<>();
+  /** Per event: true when it repeats an earlier publish (answered with {@code duplicate: true}). */
+  private final boolean[] duplicates;
+  /** Per event: the consumers that took it, when an earlier publish stored it; else -1. */
+  private final int[] storedMatched;
+  /** Per event: the event of this round it repeats, or null. */
+  private final Repeat[] repeats;
+  /** Per event: how many consumers took it, once finished. */
+  private final int[] matchedCounts;
+
+  /** An event of this round that another one repeats (same topic and idempotencyKey). */
+  private record Repeat(PendingPublish publish, int index) {}
 
   PendingPublish(TopicSettings topic, List<PublishedEvent> events, List<ConsumerSettings> matching,
       long gatewayMaxEventBytes, boolean counted) {
@@ -51,6 +65,11 @@ final class PendingPublish {
     this.refusals = new ApiException[events.size()];
     this.eventIds = new String[events.size()];
     this.blobs = new Buffer[events.size()];
+    this.duplicates = new boolean[events.size()];
+    this.storedMatched = new int[events.size()];
+    this.repeats = new Repeat[events.size()];
+    this.matchedCounts = new int[events.size()];
+    Arrays.fill(storedMatched, -1);
     ApiException disabled = matching.stream()
         .filter(c -> !c.enabled() && c.admission().rejectPublishWhenRefused())
         .findFirst().map(c -> ApiException.consumerDisabled(c.name())).orElse(null);
@@ -75,26 +94,78 @@ final class PendingPublish {
       if (refusals[i] == null) {
         eventIds[i] = EventBlobs.eventId(publishedAt, sequence++);
         blobs[i] = EventBlobs.blob(eventIds[i], topic.name(), events.get(i), publishedAt);
+        if (events.get(i).idempotencyKey() != null) {
+          keyed.add(i);
+        }
       }
     }
     return sequence;
   }
 
-  /** What the ledger must judge: the sizes of the accepted events. */
+  /** The accepted events with an idempotency key. */
+  List<Integer> keyed() {
+    return keyed;
+  }
+
+  String eventId(int index) {
+    return eventIds[index];
+  }
+
+  String idempotencyKey(int index) {
+    return events.get(index).idempotencyKey();
+  }
+
+  /** The event repeats one an earlier publish stored for {@code matched} consumers: nothing to spool. */
+  void storedBefore(int index, String eventId, int matched) {
+    eventIds[index] = eventId;
+    duplicates[index] = true;
+    storedMatched[index] = matched;
+  }
+
+  /** The event repeats an event of this round: it shares that one's outcome. */
+  void sameAs(int index, PendingPublish publish, int other) {
+    duplicates[index] = true;
+    repeats[index] = new Repeat(publish, other);
+  }
+
+  /**
+   * The event repeats one whose outcome is not known: it is spooled again under that eventId (a
+   * consumer that has it already keeps its copy), with that one's publish time.
+   */
+  void respool(int index, String eventId) {
+    eventIds[index] = eventId;
+    duplicates[index] = true;
+    blobs[index] = EventBlobs.blob(eventId, topic.name(), events.get(index), EventBlobs.publishedAt(eventId));
+  }
+
+  /** For a claimed event, what {@code idem_settle.lua} records: consumers that took it, '-' if refused; else null. */
+  String claimOutcome(int index) {
+    if (storedMatched[index] >= 0 || repeats[index] != null) {
+      return null;
+    }
+    return refusals[index] != null ? "-" : Integer.toString(matchedCounts[index]);
+  }
+
+  /** Whether the event goes to the consumers' spools in this round. */
+  private boolean spooling(int index) {
+    return refusals[index] == null && storedMatched[index] < 0 && repeats[index] == null;
+  }
+
+  /** What the ledger must judge: the sizes of the events to spool. */
   SpoolLedger.Group group() {
     List<Integer> sizes = new ArrayList<>();
     for (int i = 0; i < events.size(); i++) {
-      if (refusals[i] == null) {
+      if (spooling(i)) {
         sizes.add(blobs[i].length());
       }
     }
     return new SpoolLedger.Group(topic, matched, sizes);
   }
 
-  /** Takes the ledger's verdicts on the accepted events, in order, from {@code from}; returns the next index. */
+  /** Takes the ledger's verdicts on the events to spool, in order, from {@code from}; returns the next index. */
   int judged(List<SpoolLedger.Verdict> verdicts, int from) {
     for (int i = 0; i < events.size(); i++) {
-      if (refusals[i] == null) {
+      if (spooling(i)) {
         SpoolLedger.Verdict verdict = verdicts.get(from++);
         refusals[i] = verdict.refusal();
         skipping.set(i, verdict.skipping());
@@ -114,7 +185,7 @@ final class PendingPublish {
   void addTo(Map<String, List<Object>> spools) {
     String charged = topic.quotaBytes() == null ? "" : topic.name();
     for (int i = 0; i < events.size(); i++) {
-      if (refusals[i] != null) {
+      if (!spooling(i)) {
         continue;
       }
       PublishedEvent event = events.get(i);
@@ -152,27 +223,53 @@ final class PendingPublish {
           : failure);
       return;
     }
+    for (int i = 0; i < events.size(); i++) {
+      matchedCounts[i] = spooling(i) ? took(i, writes) : 0;
+    }
     JsonArray results = new JsonArray();
     for (int i = 0; i < events.size(); i++) {
-      JsonObject result = new JsonObject().put("index", i);
-      results.add(result);
-      if (refusals[i] != null) {
-        JsonObject error = refusals[i].toJson().getJsonObject("error");
-        result.put("status", "REJECTED").put("code", error.getString("code"))
-            .put("message", error.getString("message")).put("details", error.getJsonObject("details"));
-        continue;
-      }
-      int took = 0;
-      for (ConsumerSettings consumer : matched) {
-        Future<Boolean> write = writes.get(consumer.name());
-        took += !skipping.get(i).contains(consumer.name()) && write != null && write.result() ? 1 : 0;
-      }
-      result.put("status", "CONFIRMED").put("eventId", eventIds[i]).put("matched", took);
-      if (events.get(i).correlationId() != null) {
-        result.put("correlationId", events.get(i).correlationId());
-      }
+      results.add(result(i));
     }
     promise.tryComplete(new JsonObject().put("results", results));
+  }
+
+  private int took(int index, Map<String, Future<Boolean>> writes) {
+    int took = 0;
+    for (ConsumerSettings consumer : matched) {
+      Future<Boolean> write = writes.get(consumer.name());
+      took += !skipping.get(index).contains(consumer.name()) && write != null && write.result() ? 1 : 0;
+    }
+    return took;
+  }
+
+  /** The event's publish result; one that repeats another of this round gets that one's outcome. */
+  private JsonObject result(int index) {
+    if (repeats[index] != null) {
+      JsonObject first = repeats[index].publish().result(repeats[index].index()).put("index", index);
+      first.remove("correlationId");
+      if ("CONFIRMED".equals(first.getString("status"))) {
+        first.put("duplicate", true);
+        if (events.get(index).correlationId() != null) {
+          first.put("correlationId", events.get(index).correlationId());
+        }
+      }
+      return first;
+    }
+    JsonObject result = new JsonObject().put("index", index);
+    if (refusals[index] != null) {
+      JsonObject error = refusals[index].toJson().getJsonObject("error");
+      return result.put("status", "REJECTED").put("code", error.getString("code"))
+          .put("message", error.getString("message")).put("details", error.getJsonObject("details"));
+    }
+    result.put("status", "CONFIRMED").put("eventId", eventIds[index])
+        .put("matched", storedMatched[index] >= 0 ? storedMatched[index] : matchedCounts[index]);
+    if (duplicates[index]) {
+      result.put("duplicate", true);
+    }
+    if (events.get(index).correlationId() != null) {
+      result.put("correlationId", events.get(index).correlationId());
+    }
+    return result;
   }
 
   private ApiException tooLarge(PublishedEvent event) {

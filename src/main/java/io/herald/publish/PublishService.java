@@ -50,12 +50,16 @@ public final class PublishService {
   private final SpoolLedger ledger;
   private final long maxEventBytes;
   private final DueTimes dueTimes;
+  private final Idempotency idempotency;
   private List<PendingPublish> gathering = new ArrayList<>();
   private int gatheredEvents;
 
-  /** @param dueTimes told when events with a time to live must expire */
+  /**
+   * @param dueTimes            told when events with a time to live must expire
+   * @param idempotencyWindowMs how long a topic remembers an idempotencyKey
+   */
   public PublishService(Context context, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
-      SpoolLedger ledger, long maxEventBytes, DueTimes dueTimes) {
+      SpoolLedger ledger, long maxEventBytes, DueTimes dueTimes, long idempotencyWindowMs) {
     this.context = context;
     this.store = store;
     this.consumers = consumers;
@@ -63,6 +67,7 @@ public final class PublishService {
     this.ledger = ledger;
     this.maxEventBytes = maxEventBytes;
     this.dueTimes = dueTimes;
+    this.idempotency = new Idempotency(store, idempotencyWindowMs);
   }
 
   /** Publishes a request body to {@code topic}; the result is the protocol's {@code results} body. */
@@ -83,7 +88,7 @@ public final class PublishService {
    */
   public Future<JsonObject> publishSystem(String topic, JsonObject payload) {
     Buffer json = payload.toBuffer();
-    return publish(topic, List.of(new PublishedEvent(json, null, Map.of(), null, null, json.length())), false);
+    return publish(topic, List.of(new PublishedEvent(json, null, Map.of(), null, null, null, json.length())), false);
   }
 
   private static void checkTopic(String topic) {
@@ -132,38 +137,46 @@ public final class PublishService {
     return round;
   }
 
-  /** Reserves eventIds for the whole round, has the ledger admit what counts against a quota, then spools. */
+  /**
+   * Reserves eventIds for the whole round, claims idempotency keys, has the ledger admit what counts
+   * against a quota, then spools.
+   */
   private void write(List<PendingPublish> round) {
     if (round.isEmpty()) {
       return;
     }
     int total = round.stream().mapToInt(PendingPublish::accepted).sum();
     store.eval(Script.EVENT_IDS, List.of(Keys.EVENT_ID_CLOCK), List.of(total))
-        .onFailure(failure -> round.forEach(p -> p.fail(failure)))
-        .onSuccess(ids -> {
+        .compose(ids -> {
           long publishedAt = ids.get(0).toLong();
           long sequence = ids.get(1).toLong();
           for (PendingPublish publish : round) {
             sequence = publish.assign(publishedAt, sequence);
           }
-          List<PendingPublish> counted = round.stream().filter(p -> p.counted).toList();
-          if (counted.isEmpty()) {
-            spool(round, null, publishedAt);
-            return;
+          return idempotency.claim(round).map(publishedAt);
+        })
+        .onFailure(failure -> round.forEach(p -> p.fail(failure)))
+        .onSuccess(publishedAt -> admit(round, publishedAt));
+  }
+
+  private void admit(List<PendingPublish> round, long publishedAt) {
+    List<PendingPublish> counted = round.stream().filter(p -> p.counted).toList();
+    if (counted.isEmpty()) {
+      spool(round, null, publishedAt);
+      return;
+    }
+    byte[] hold = new byte[12];
+    RANDOM.nextBytes(hold);
+    String holdId = HexFormat.of().formatHex(hold);
+    ledger.reserve(store, holdId, counted.stream().map(PendingPublish::group).toList())
+        .onFailure(failure -> round.forEach(p -> p.fail(failure)))
+        .onSuccess(verdicts -> {
+          int next = 0;
+          for (PendingPublish publish : counted) {
+            next = publish.judged(verdicts, next);
+            publish.skipped().forEach(this::discarded);
           }
-          byte[] hold = new byte[12];
-          RANDOM.nextBytes(hold);
-          String holdId = HexFormat.of().formatHex(hold);
-          ledger.reserve(store, holdId, counted.stream().map(PendingPublish::group).toList())
-              .onFailure(failure -> round.forEach(p -> p.fail(failure)))
-              .onSuccess(verdicts -> {
-                int next = 0;
-                for (PendingPublish publish : counted) {
-                  next = publish.judged(verdicts, next);
-                  publish.skipped().forEach(this::discarded);
-                }
-                spool(round, holdId, publishedAt);
-              });
+          spool(round, holdId, publishedAt);
         });
   }
 
@@ -185,6 +198,7 @@ public final class PublishService {
         })));
     Future.join(new ArrayList<>(writes.values())).onComplete(done -> {
       round.forEach(publish -> publish.finish(writes));
+      idempotency.settle(round);
       if (holdId != null) {
         ledger.settle(store, holdId, figures).onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
             "Could not settle a spool hold (given back later): " + failure.getMessage()));

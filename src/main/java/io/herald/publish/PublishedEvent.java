@@ -7,9 +7,11 @@ import java.util.Map;
  * One event of a publish request as the publisher sent it.
  *
  * @param payload the payload's JSON exactly as it arrived, never re-encoded
+ * @param idempotencyKey the publisher's key for retrying safely: a repeat on the same topic within
+ *                       the window is not spooled again, or null
  * @param ttlMs   how long the event may wait to be acked, or null (then retention, or the
  *                consumer's maxTtlMs, bounds it)
  * @param size    bytes of the event's JSON, what the size limit is measured on
  */
 public record PublishedEvent(Buffer payload, String key, Map<String, String> headers, String correlationId,
-    Long ttlMs, int size) {}
+    String idempotencyKey, Long ttlMs, int size) {}

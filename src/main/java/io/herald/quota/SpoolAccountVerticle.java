@@ -32,6 +32,8 @@ public final class SpoolAccountVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(SpoolAccountVerticle.class.getName());
   /** Every consumer's figures are sent this often (by every node: harmless, a figure is a figure). */
   private static final long FULL_SYNC_MS = 60_000;
+  /** Alerts carry no idempotency key: the window their publisher is given is never used. */
+  private static final long ALERT_DEDUP_MS = 1000;
   /** Consumers whose figures go in one settle call. */
   private static final int SYNC_BATCH = 200;
 
@@ -55,7 +57,8 @@ public final class SpoolAccountVerticle extends VerticleBase {
   public Future<?> start() {
     store = stores.get();
     // alerts are small: the gateway's event size limit never refuses them
-    publisher = new PublishService(context, store, directory, topics, ledger, Long.MAX_VALUE, new DueTimes(store));
+    publisher = new PublishService(context, store, directory, topics, ledger, Long.MAX_VALUE, new DueTimes(store),
+        ALERT_DEDUP_MS);
     vertx.eventBus().<JsonObject>localConsumer(Addresses.ALERTS, message -> {
       JsonObject alert = message.body();
       publisher.publishSystem(alert.getString("topic"), alert.getJsonObject("payload"))

@@ -61,6 +61,11 @@ public final class Keys {
     return prefix(consumer) + "waiters";
   }
 
+  /** The claim of an idempotency key on a topic (one hash slot per topic). */
+  public static String idempotency(String topic, String idempotencyKey) {
+    return "herald:{t:" + topic + "}:idem:" + idempotencyKey;
+  }
+
   /** The key holding the ackIds of one batch, named by its batchAckId. */
   public static String batch(String consumer, String batchAckId) {
     return prefix(consumer) + "batch:" + batchAckId;

@@ -66,7 +66,8 @@ class EventParserTest {
     assertEquals("events", invalidField("{\"events\":[{\"payload\":1}],\"key\":\"k\"}"));
     assertEquals("ttlMs", invalidField("{\"payload\":1,\"ttlMs\":999}"));
     assertEquals("events[0].ttlMs", invalidField("{\"events\":[{\"payload\":1,\"ttlMs\":\"1h\"}]}"));
-    assertEquals("idempotencyKey", invalidField("{\"payload\":1,\"idempotencyKey\":\"k\"}"));
+    assertEquals("idempotencyKey", invalidField("{\"payload\":1,\"idempotencyKey\":\"" + "k".repeat(257) + "\"}"));
+    assertEquals("idempotencyKey", invalidField("{\"payload\":1,\"idempotencyKey\":7}"));
   }
 
   @Test
