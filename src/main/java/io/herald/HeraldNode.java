@@ -3,6 +3,8 @@ package io.herald;
 import io.herald.ack.AckTrackerVerticle;
 import io.herald.auth.ApiKeys;
 import io.herald.auth.Authenticator;
+import io.herald.auth.BearerTokens;
+import io.herald.auth.JwtTokens;
 import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
@@ -57,8 +59,9 @@ public final class HeraldNode {
    * @param redisUrl the Redis to use (the configured one, or the embedded one's)
    */
   public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, String redisUrl) {
-    return start(vertx, config, redisUrl,
-        config.apiKeys().isEmpty() ? Authenticator.OPEN : new ApiKeys(config.apiKeys()));
+    return start(vertx, config, redisUrl, !config.guarded() ? Authenticator.OPEN : new BearerTokens(
+        config.apiKeys().isEmpty() ? null : new ApiKeys(config.apiKeys()),
+        config.jwt() == null ? null : new JwtTokens(vertx, config.jwt())));
   }
 
   /** As {@link #start(Vertx, HeraldConfig, String)}, letting in only whom {@code authenticator} accepts. */

@@ -63,7 +63,7 @@ public final class Main {
     try {
       HeraldNode node = HeraldNode.start(vertx, config, redisUrl).await();
       if (node.open()) {
-        LOG.log(System.Logger.Level.WARNING, "No credentials are configured (auth.keys): Herald is open, so it"
+        LOG.log(System.Logger.Level.WARNING, "No credentials are configured (auth.keys, auth.jwt): Herald is open, so it"
             + " listens on " + node.host() + " only");
       }
       LOG.log(System.Logger.Level.INFO, "Herald listens on http://" + node.host() + ":" + node.httpPort());

@@ -1,21 +1,18 @@
 package io.herald.auth;
 
 import io.herald.config.SettingsReader;
-import io.herald.topic.TopicPattern;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
-import java.util.List;
 
 /**
  * An API key as the configuration holds it: its name, the SHA-256 of its secret (never the secret),
  * and its grants: topic patterns it may publish to, consumers it may consume from, admin or not.
  */
-public record ApiKey(String name, byte[] sha256, List<TopicPattern> publish, List<String> consume, boolean admin) {
+public record ApiKey(String name, byte[] sha256, Grants grants) {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   /** Reads one key of {@code auth.keys}, reporting bad fields through {@code reader}. */
@@ -27,18 +24,9 @@ public record ApiKey(String name, byte[] sha256, List<TopicPattern> publish, Lis
     } else {
       reader.error("sha256", "must be the 64 lowercase hex digits of the secret's SHA-256 (java -jar herald.jar make-key)");
     }
-    List<TopicPattern> publish = new ArrayList<>();
-    for (String pattern : reader.texts("publish", 0, 100, List.of())) {
-      try {
-        publish.add(TopicPattern.parse(pattern));
-      } catch (IllegalArgumentException e) {
-        reader.error("publish", "'" + pattern + "': " + e.getMessage());
-      }
-    }
-    List<String> consume = reader.texts("consume", 0, 1000, List.of());
-    boolean admin = reader.bool("admin", false);
+    Grants grants = Grants.read(reader);
     reader.finish();
-    return new ApiKey(name, sha256, List.copyOf(publish), consume, admin);
+    return new ApiKey(name, sha256, grants);
   }
 
   /** A new random secret, to be given to the key's holder once. */

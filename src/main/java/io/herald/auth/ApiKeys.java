@@ -33,6 +33,6 @@ public final class ApiKeys implements Authenticator {
     }
     return found == null
         ? Future.failedFuture(new ApiException(ErrorCode.UNAUTHENTICATED, "Unknown API key"))
-        : Future.succeededFuture(Caller.of(found));
+        : Future.succeededFuture(Caller.of(found.name(), found.grants()));
   }
 }

@@ -15,28 +15,28 @@ public record Caller(String name, List<TopicPattern> publish, List<String> consu
   /** The caller of an open gateway, which has no credentials configured: it may do everything. */
   public static final Caller ANYONE = new Caller("anyone", List.of(TopicPattern.parse(">")), null, true);
 
-  /** The caller a key stands for. */
-  public static Caller of(ApiKey key) {
-    return new Caller(key.name(), key.publish(), key.consume(), key.admin());
+  /** The caller named {@code name} (a key's name, a token's subject), with these grants. */
+  public static Caller of(String name, Grants grants) {
+    return new Caller(name, grants.publish(), grants.consume(), grants.admin());
   }
 
   public void checkPublish(String topic) {
     if (publish.stream().noneMatch(pattern -> pattern.matches(topic))) {
-      throw new ApiException(ErrorCode.PUBLISH_ACL_DENIED, "Key '" + name + "' may not publish to topic '" + topic + "'",
+      throw new ApiException(ErrorCode.PUBLISH_ACL_DENIED, "'" + name + "' may not publish to topic '" + topic + "'",
           new JsonObject().put("topic", topic));
     }
   }
 
   public void checkConsume(String consumer) {
     if (consume != null && !consume.contains(consumer)) {
-      throw new ApiException(ErrorCode.CONSUME_ACL_DENIED, "Key '" + name + "' may not consume from '" + consumer + "'",
+      throw new ApiException(ErrorCode.CONSUME_ACL_DENIED, "'" + name + "' may not consume from '" + consumer + "'",
           new JsonObject().put("consumer", consumer));
     }
   }
 
   public void checkAdmin() {
     if (!admin) {
-      throw new ApiException(ErrorCode.ADMIN_ACL_DENIED, "Key '" + name + "' may not administer the gateway");
+      throw new ApiException(ErrorCode.ADMIN_ACL_DENIED, "'" + name + "' may not administer the gateway");
     }
   }
 }

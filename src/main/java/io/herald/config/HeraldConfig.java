@@ -1,6 +1,7 @@
 package io.herald.config;
 
 import io.herald.auth.ApiKey;
+import io.herald.auth.JwtSettings;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.topic.TopicName;
 import io.herald.topic.TopicSettings;
@@ -21,11 +22,13 @@ import java.util.Map;
  * @param topics    topic settings written at start-up, by topic
  * @param quotas    gateway-wide and namespace spool quotas
  * @param publishing how publishes are deduplicated
- * @param apiKeys   the API keys callers must present (auth.keys); none: the gateway is open and
- *                  listens on 127.0.0.1 only
+ * @param apiKeys   the API keys callers may present (auth.keys)
+ * @param jwt       how JWT bearer tokens are verified (auth.jwt), or null; with neither keys nor JWTs
+ *                  the gateway is open and listens on 127.0.0.1 only
  */
 public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Map<String, ConsumerSettings> consumers,
-    Map<String, TopicSettings> topics, Quotas quotas, Publishing publishing, List<ApiKey> apiKeys) {
+    Map<String, TopicSettings> topics, Quotas quotas, Publishing publishing, List<ApiKey> apiKeys,
+    JwtSettings jwt) {
 
   /**
    * @param host          the interface to listen on once API keys are configured (default 0.0.0.0;
@@ -39,9 +42,11 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    * @param pingIntervalMs a WebSocket quiet this long is pinged (100 .. 600000, default 30000)
    * @param pongTimeoutMs  ... and closed with 1011 if still quiet this much later (100 .. 600000,
    *                       default 10000)
+   * @param allowedOrigins origins (e.g. {@code https://app.example.com}) whose pages may open
+   *                       WebSockets besides the gateway's own; {@code "*"} for any (default none)
    */
   public record Http(String host, int port, int instances, long maxBodyBytes, long maxEventBytes, long maxFrameBytes,
-      long pingIntervalMs, long pongTimeoutMs) {}
+      long pingIntervalMs, long pongTimeoutMs, List<String> allowedOrigins) {}
 
   /**
    * @param url       {@code redis://host:port}; null starts the embedded Redis
@@ -94,6 +99,11 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    */
   public record Publishing(long idempotencyWindowMs) {}
 
+  /** True when any credentials are configured: the gateway then requires them. */
+  public boolean guarded() {
+    return !apiKeys.isEmpty() || jwt != null;
+  }
+
   /** Validates the whole tree; throws with every problem found. */
   public static HeraldConfig from(JsonObject json) {
     SettingsReader root = new SettingsReader(json);
@@ -106,7 +116,8 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
         http.integer("maxEventBytes", 1L << 20, 1, 64L << 20),
         http.integer("maxFrameBytes", 4L << 20, 1024, 64L << 20),
         http.integer("pingIntervalMs", 30_000, 100, 600_000),
-        http.integer("pongTimeoutMs", 10_000, 100, 600_000));
+        http.integer("pongTimeoutMs", 10_000, 100, 600_000),
+        http.texts("allowedOrigins", 0, 100, List.of()));
     http.finish();
 
     SettingsReader redis = root.section("redis");
@@ -175,10 +186,11 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     SettingsReader auth = root.section("auth");
     SettingsReader keySection = auth.section("keys");
     auth.members("keys").keySet().forEach(name -> apiKeys.add(ApiKey.read(name, keySection.section(name))));
+    JwtSettings jwt = auth.has("jwt") ? JwtSettings.read(auth.section("jwt")) : null;
     auth.finish();
     root.finish();
     root.failIfErrors();
     return new HeraldConfig(httpConfig, new RedisConfig(url, poolSize, timeoutMs, embeddedConfig),
-        schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), quotas, publishing, List.copyOf(apiKeys));
+        schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), quotas, publishing, List.copyOf(apiKeys), jwt);
   }
 }

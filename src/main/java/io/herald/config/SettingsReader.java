@@ -171,6 +171,11 @@ public final class SettingsReader {
   }
 
   /** Every member of an object section, for maps keyed by name (e.g. consumers). */
+  /** True when {@code key} is present (whatever its value). */
+  public boolean has(String key) {
+    return json.containsKey(key);
+  }
+
   public Map<String, Object> members(String key) {
     read.add(key);
     Object value = json.getValue(key);

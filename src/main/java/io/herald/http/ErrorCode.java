@@ -7,6 +7,8 @@ public enum ErrorCode {
   PUBLISH_ACL_DENIED(403),
   CONSUME_ACL_DENIED(403),
   ADMIN_ACL_DENIED(403),
+  /** Not in protocol.md v1: a WebSocket upgrade from a browser page of an origin not allowed. */
+  ORIGIN_NOT_ALLOWED(403),
   NOT_FOUND(404),
   METHOD_NOT_ALLOWED(405),
   MESSAGE_TOO_LARGE(413),

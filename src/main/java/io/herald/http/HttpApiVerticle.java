@@ -21,6 +21,7 @@ import io.herald.redelivery.DueTimes;
 import io.herald.store.RedisStore;
 import io.herald.throttle.RateLimiter;
 import io.herald.topic.TopicDirectory;
+import io.herald.ws.OriginCheck;
 import io.herald.ws.WebSocketGateway;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -105,9 +106,11 @@ public final class HttpApiVerticle extends VerticleBase {
     // before the body handler: an upgrade request's connection becomes the socket. Credentials, the
     // consumer and its rate limit are checked first, so a refused upgrade is an HTTP answer in the
     // handshake; the request stays paused meanwhile, as an upgrade needs it unread.
-    router.get("/v1/consumers/:consumer/ws").handler(HttpApiVerticle::pause).handler(authentication)
+    OriginCheck origins = new OriginCheck(http.allowedOrigins());
+    router.get("/v1/consumers/:consumer/ws").handler(HttpApiVerticle::pause).handler(origins).handler(authentication)
         .handler(Authentication::requireConsume).handler(this::consumerSocket);
-    router.get("/v1/ws/publish").handler(HttpApiVerticle::pause).handler(authentication).handler(sockets::acceptPublisher);
+    router.get("/v1/ws/publish").handler(HttpApiVerticle::pause).handler(origins).handler(authentication)
+        .handler(sockets::acceptPublisher);
     router.route().handler(BodyHandler.create(false).setBodyLimit(http.maxBodyBytes()));
     // after the body handler, which must see the request's first bytes
     router.route().handler(authentication);

@@ -34,11 +34,20 @@ public final class TestSocket implements AutoCloseable {
 
   /** As {@link #connect(int, String)}, with frames of at most {@code maxFrameBytes} each way. */
   public static TestSocket connect(int port, String path, int maxFrameBytes) {
+    return connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port).setURI(path), maxFrameBytes);
+  }
+
+  /** As {@link #connect(int, String)}, as a browser page of {@code origin} would. */
+  public static TestSocket connectFrom(String origin, int port, String path) {
+    return connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port).setURI(path)
+        .addHeader("Origin", origin), 64 << 20);
+  }
+
+  private static TestSocket connect(WebSocketConnectOptions options, int maxFrameBytes) {
     WebSocketClient client = VERTX.createWebSocketClient(new WebSocketClientOptions()
         .setMaxFrameSize(maxFrameBytes).setMaxMessageSize(64 << 20));
     try {
-      WebSocket socket = client.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port).setURI(path))
-          .await();
+      WebSocket socket = client.connect(options).await();
       return new TestSocket(client, socket);
     } catch (RuntimeException e) {
       client.close();
