@@ -44,9 +44,11 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    *                       default 10000)
    * @param allowedOrigins origins (e.g. {@code https://app.example.com}) whose pages may open
    *                       WebSockets besides the gateway's own; {@code "*"} for any (default none)
+   * @param idleTimeoutMs  a connection with nothing read or written this long is closed (30 s .. 1 h,
+   *                       default 2 min; above the longest long poll and the WebSocket ping cycle)
    */
   public record Http(String host, int port, int instances, long maxBodyBytes, long maxEventBytes, long maxFrameBytes,
-      long pingIntervalMs, long pongTimeoutMs, List<String> allowedOrigins) {}
+      long pingIntervalMs, long pongTimeoutMs, List<String> allowedOrigins, long idleTimeoutMs) {}
 
   /**
    * @param url       {@code redis://host:port}; null starts the embedded Redis
@@ -117,7 +119,11 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
         http.integer("maxFrameBytes", 4L << 20, 1024, 64L << 20),
         http.integer("pingIntervalMs", 30_000, 100, 600_000),
         http.integer("pongTimeoutMs", 10_000, 100, 600_000),
-        http.texts("allowedOrigins", 0, 100, List.of()));
+        http.texts("allowedOrigins", 0, 100, List.of()),
+        http.integer("idleTimeoutMs", 120_000, 30_000, 3_600_000));
+    if (httpConfig.idleTimeoutMs() <= httpConfig.pingIntervalMs() + httpConfig.pongTimeoutMs()) {
+      http.error("idleTimeoutMs", "must be above pingIntervalMs + pongTimeoutMs, or quiet WebSockets are cut");
+    }
     http.finish();
 
     SettingsReader redis = root.section("redis");

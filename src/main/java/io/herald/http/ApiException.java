@@ -89,6 +89,7 @@ public final class ApiException extends RuntimeException {
       return new ApiException(wrote ? ErrorCode.OUTCOME_UNKNOWN : ErrorCode.STORE_UNAVAILABLE,
           "The gateway did not answer in time: " + reply.getMessage());
     }
+    LOG.log(System.Logger.Level.ERROR, "Unexpected failure", failure);
     return new ApiException(ErrorCode.INTERNAL_ERROR, "Internal error");
   }
 

@@ -23,12 +23,18 @@ import io.herald.throttle.RateLimiter;
 import io.herald.topic.TopicDirectory;
 import io.herald.ws.OriginCheck;
 import io.herald.ws.WebSocketGateway;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.Http2Settings;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import java.util.concurrent.TimeUnit;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -137,8 +143,11 @@ public final class HttpApiVerticle extends VerticleBase {
         .setCompressionSupported(false)
         .setMaxWebSocketFrameSize((int) http.maxFrameBytes()).setMaxWebSocketMessageSize((int) http.maxFrameBytes())
         // after a close frame, wait 2 s for the peer's (not 10): a dead peer must not hold the socket
-        .setWebSocketClosingTimeout(2));
-    return server.requestHandler(router).listen();
+        .setWebSocketClosingTimeout(2)
+        .setIdleTimeout((int) http.idleTimeoutMs()).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
+        // HTTP/2 (h2c) requests get the same header limit as HTTP/1.1 ones (refused by the HTTP/2 layer)
+        .setInitialSettings(new Http2Settings().setMaxHeaderListSize(HttpServerOptions.DEFAULT_MAX_HEADER_SIZE)));
+    return server.invalidRequestHandler(HttpApiVerticle::invalidRequest).requestHandler(router).listen();
   }
 
   @Override
@@ -156,6 +165,23 @@ public final class HttpApiVerticle extends VerticleBase {
         sockets.acceptConsumer(ctx, found.result());
       }
     });
+  }
+
+  /**
+   * A request the HTTP decoder refused (request line or headers over their limits, not HTTP):
+   * answered in the error envelope, then the connection is closed, as its stream cannot be trusted.
+   */
+  private static void invalidRequest(HttpServerRequest request) {
+    Throwable cause = request.decoderResult().cause();
+    ApiException error = cause instanceof TooLongHttpLineException
+        ? ApiException.invalid("uri", "the request line is over " + HttpServerOptions.DEFAULT_MAX_INITIAL_LINE_LENGTH + " bytes")
+        : cause instanceof TooLongHttpHeaderException
+            ? ApiException.invalid("headers", "the headers are over " + HttpServerOptions.DEFAULT_MAX_HEADER_SIZE + " bytes")
+            : ApiException.invalid("request", "not a valid HTTP request");
+    request.response().setStatusCode(error.code().status())
+        .putHeader(HttpHeaders.CONTENT_TYPE, "application/json").putHeader(HttpHeaders.CONNECTION, "close")
+        .end(error.toJson().toBuffer())
+        .onComplete(done -> request.connection().close());
   }
 
   private static void pause(RoutingContext ctx) {

@@ -1,6 +1,6 @@
 package io.herald.http;
 
-import io.vertx.core.json.DecodeException;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -15,15 +15,11 @@ public final class Requests {
 
   /** The body as a JSON object; an empty body is an empty object. */
   public static JsonObject object(RoutingContext ctx) {
-    if (ctx.body().length() == 0) {
+    Buffer body = ctx.body().buffer();
+    if (body == null || body.length() == 0) {
       return new JsonObject();
     }
-    try {
-      Object value = ctx.body().asJsonObject();
-      return (JsonObject) value;
-    } catch (DecodeException | ClassCastException e) {
-      throw ApiException.invalid("body", "must be a JSON object");
-    }
+    return JsonLimits.object(body, "body");
   }
 
   public static Long integer(JsonObject body, String field, long min, long max) {

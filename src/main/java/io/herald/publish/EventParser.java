@@ -1,10 +1,10 @@
 package io.herald.publish;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import io.herald.http.ApiException;
+import io.herald.http.JsonLimits;
 import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,7 +26,6 @@ final class EventParser {
   static final int MAX_EVENTS = 1000;
   static final int MAX_HEADERS = 64;
   static final int MAX_STRING = 256;
-  private static final JsonFactory JSON = new JsonFactory();
 
   private final byte[] body;
   private final JsonParser parser;
@@ -35,7 +34,7 @@ final class EventParser {
 
   private EventParser(byte[] body, Set<String> envelopeFields) throws IOException {
     this.body = body;
-    this.parser = JSON.createParser(body);
+    this.parser = JsonLimits.FACTORY.createParser(body);
     this.envelopeFields = envelopeFields;
   }
 

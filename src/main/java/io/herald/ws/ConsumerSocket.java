@@ -5,6 +5,7 @@ import io.herald.ack.Settlements;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.PollService;
 import io.herald.http.ApiException;
+import io.herald.http.JsonLimits;
 import io.herald.http.ErrorCode;
 import io.herald.http.Requests;
 import io.herald.throttle.RateLimiter;
@@ -13,7 +14,6 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
-import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
@@ -95,9 +95,9 @@ final class ConsumerSocket {
   private void onText(String text) {
     JsonObject message;
     try {
-      message = new JsonObject(text);
-    } catch (DecodeException e) {
-      Frames.sendError(socket, null, ApiException.invalid("frame", "must be one JSON object"));
+      message = JsonLimits.object(Buffer.buffer(text), "frame");
+    } catch (ApiException e) {
+      Frames.sendError(socket, null, e);
       return;
     }
     Object requestId = message.getValue("requestId");

@@ -2,6 +2,7 @@ package io.herald.ws;
 
 import io.herald.auth.Caller;
 import io.herald.http.ApiException;
+import io.herald.http.JsonLimits;
 import io.herald.publish.PublishRequest;
 import io.herald.publish.PublishService;
 import io.vertx.core.Future;
@@ -83,7 +84,7 @@ final class PublishSocket {
   /** The requestId of a frame that failed to parse as a publish request, if it is JSON at all. */
   private static Object requestIdOf(Buffer frame) {
     try {
-      return new JsonObject(frame).getValue("requestId");
+      return JsonLimits.object(frame, "frame").getValue("requestId");
     } catch (RuntimeException e) {
       return null;
     }

@@ -102,6 +102,11 @@ public final class Http {
     return get("/v1/consumers/" + consumer + "/metadata");
   }
 
+  /** Sends {@code body} as it is (any bytes, valid UTF-8 or not) with {@code method}. */
+  public Reply sendBytes(String method, String path, byte[] body) {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.ofByteArray(body)));
+  }
+
   private static HttpRequest.BodyPublisher bodyOf(Object body) {
     return HttpRequest.BodyPublishers.ofString(body instanceof JsonObject json ? json.encode() : String.valueOf(body));
   }

@@ -5,17 +5,21 @@ import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /** A gateway node on its own Vert.x instance, as a separate process would be. */
 public final class TestNode implements AutoCloseable {
   private final Vertx vertx;
   private final HeraldNode node;
   private final Http http;
+  private final List<Throwable> uncaught;
 
-  private TestNode(Vertx vertx, HeraldNode node) {
+  private TestNode(Vertx vertx, HeraldNode node, List<Throwable> uncaught) {
     this.vertx = vertx;
     this.node = node;
     this.http = new Http("http://127.0.0.1:" + node.httpPort());
+    this.uncaught = uncaught;
   }
 
   public static TestNode start(TestRedis redis) {
@@ -36,15 +40,22 @@ public final class TestNode implements AutoCloseable {
     tree.put("redis", tree.getJsonObject("redis", new JsonObject()).copy().put("url", url).put("timeoutMs", 1000));
     tree.put("scheduler", tree.getJsonObject("scheduler", new JsonObject()).copy().put("tickMs", 10));
     Vertx vertx = Vertx.vertx();
+    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+    vertx.exceptionHandler(uncaught::add);
     try {
       HeraldConfig parsed = HeraldConfig.from(tree);
       HeraldNode node = (authenticator == null ? HeraldNode.start(vertx, parsed, url)
           : HeraldNode.start(vertx, parsed, url, authenticator)).await();
-      return new TestNode(vertx, node);
+      return new TestNode(vertx, node, uncaught);
     } catch (RuntimeException e) {
       vertx.close().await();
       throw e;
     }
+  }
+
+  /** Exceptions no handler of the node caught (Vert.x would have logged them as unhandled). */
+  public List<Throwable> uncaught() {
+    return uncaught;
   }
 
   public Http http() {
