@@ -181,14 +181,21 @@ end
 
 -- The consumer's spool: spooledBytes and spooledEvents count the events of its queue (backlog,
 -- handed out, stale, waiting out a nack delay), not those of its dead-letter and error queues.
--- Changes gather here and are written by the next count(), with spoolVersion bumped so that the
--- gateway-wide ledger (quota_settle.lua) can tell a newer figure from an older one.
-local spool_change = {bytes = 0, events = 0}
+-- Changes gather here and are written by the next count(). Whenever the spool or the unacked count
+-- changed, spoolVersion is bumped too, so that the gateway-wide ledger (quota_settle.lua) can tell
+-- a newer figure from an older one.
+local spool_change = {bytes = 0, events = 0, figures = false}
 local charges_in_use
+
+-- The unacked count (pending + stale) changed: the ledger's figure of it is out of date.
+local function unacked_changed()
+  spool_change.figures = true
+end
 
 local function spool_less(id, bytes)
   spool_change.bytes = spool_change.bytes - bytes
   spool_change.events = spool_change.events - 1
+  spool_change.figures = true
   if charges_in_use == nil then charges_in_use = redis.call('EXISTS', K.charged) == 1 end
   if charges_in_use then
     local topic = redis.call('HGET', K.charged, id)
@@ -202,6 +209,7 @@ end
 local function spool_more(bytes, events)
   spool_change.bytes = spool_change.bytes + bytes
   spool_change.events = spool_change.events + events
+  spool_change.figures = true
 end
 
 -- Adds to the consumer's counters (name -> amount), skipping zeros, and writes the spool's changes.
@@ -209,19 +217,19 @@ local function count(amounts)
   for name, amount in pairs(amounts) do
     if amount ~= 0 then redis.call('HINCRBY', K.meta, name, amount) end
   end
-  if spool_change.bytes ~= 0 or spool_change.events ~= 0 then
-    redis.call('HINCRBY', K.meta, 'spooledBytes', spool_change.bytes)
-    redis.call('HINCRBY', K.meta, 'spooledEvents', spool_change.events)
-    redis.call('HINCRBY', K.meta, 'spoolVersion', 1)
-    spool_change.bytes, spool_change.events = 0, 0
-  end
+  if spool_change.bytes ~= 0 then redis.call('HINCRBY', K.meta, 'spooledBytes', spool_change.bytes) end
+  if spool_change.events ~= 0 then redis.call('HINCRBY', K.meta, 'spooledEvents', spool_change.events) end
+  if spool_change.figures then redis.call('HINCRBY', K.meta, 'spoolVersion', 1) end
+  spool_change.bytes, spool_change.events, spool_change.figures = 0, 0, false
 end
 
--- The spool's figures for the ledger: {bytes, events, version, salt, topic1, bytes1, ...}; the
--- salt tells a consumer from an earlier one of the same name, whose versions counted from zero too.
+-- The consumer's figures for the ledger: {bytes, events, version, salt, unacked, topic1, bytes1,
+-- ...}; the salt tells a consumer from an earlier one of the same name, whose versions counted from
+-- zero too.
 local function spool_figures()
   local v = redis.call('HMGET', K.meta, 'spooledBytes', 'spooledEvents', 'spoolVersion', 'salt')
-  local figures = {tonumber(v[1] or '0'), tonumber(v[2] or '0'), tonumber(v[3] or '0'), v[4]}
+  local figures = {tonumber(v[1] or '0'), tonumber(v[2] or '0'), tonumber(v[3] or '0'), v[4],
+    redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale)}
   for _, field in ipairs(redis.call('HGETALL', K.topicBytes)) do table.insert(figures, field) end
   return figures
 end

@@ -1,12 +1,15 @@
--- Shared by the spool ledger's scripts (quota_reserve, quota_settle): the gateway-wide account of
--- spooled bytes, kept in one hash slot. Every per-consumer figure is exact in the consumer's own
--- keys (spool_figures in consumer.lib.lua); the ledger holds the latest of those figures it was
--- given, plus holds: room reserved by publishes on their way to the consumers' spools.
+-- Shared by the ledger's scripts (quota_reserve, quota_take_unacked, quota_settle): the gateway-wide
+-- account of spooled bytes and unacked events, kept in one hash slot. Every per-consumer figure is
+-- exact in the consumer's own keys (spool_figures in consumer.lib.lua); the ledger holds the latest
+-- of those figures it was given, plus holds: room reserved by publishes on their way to the
+-- consumers' spools, and by polls on their way to hand events out.
 -- KEYS[1] usage    HASH  what is spooled, holds included: 'g' the gateway; 'c:<consumer>:b' and
 --                        'c:<consumer>:e' bytes and events of a consumer; 'n:<namespace>' bytes of
 --                        the consumers of a namespace; 't:<topic>' bytes charged to a topic;
---                        'alert:spool' 1 while the spool alert is raised
--- KEYS[2] synced   HASH  consumer -> JSON of its latest figures {v, salt, b, e, ns, t = {topic = bytes}},
+--                        'u' delivered-but-unacked events gateway-wide; 'alert:spool' and
+--                        'alert:unacked' 1 while that alert is raised; 'held:unacked' 1 while
+--                        polls are held back by maxUnackedTotal
+-- KEYS[2] synced   HASH  consumer -> JSON of its latest figures {v, salt, b, e, u, ns, t = {topic = bytes}},
 --                        or {gone = salt} once it was deleted
 -- KEYS[3] holds    HASH  hold id -> JSON list of {usage field, amount} to give back
 -- KEYS[4] holdEnds ZSET  hold id -> when it is given back unsettled (its node died meanwhile)

@@ -32,6 +32,7 @@ local function nack(ackId)
   redis.call('ZREM', K.pending, id)
   redis.call('ZREM', K.stale, id)
   redis.call('ZREM', K.first, id)
+  unacked_changed()
   redis.call('HSET', K.deliveries, id, n .. ':' .. seq .. ':' .. firstAt)
   local delay = ARGV[2] ~= '' and tonumber(ARGV[2]) or backoff(cfg, delivered)
   redis.call('ZADD', K.scheduled, now + delay, id)
@@ -43,6 +44,7 @@ local statuses = {}
 for i = 4, #ARGV do
   table.insert(statuses, nack(ARGV[i]))
 end
+count({})
 touch_acked()
 wake_waiter(cfg)
 return {statuses, now, next_due(cfg, next_redelivery(now))}

@@ -9,7 +9,9 @@
 -- ARGV[4] the request's id when this attempt counts against the rate limit (a client's poll
 --         request, first attempt), else ''
 -- ARGV[5] who it goes to, for the events' history: "<node> <http|ws>"
--- Returns {1, now, heldBack, nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
+-- ARGV[6] most events that may become unacked (new and requeued ones: the room the gateway-wide
+--         maxUnackedTotal left), '' for no limit but the consumer's maxUnacked
+-- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal), nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
 -- the consumer does not exist, {-2, ms left} when it is blocked by its rate limit, or {-3} when it
 -- is disabled. nextDue:
 -- when the scheduler next has work for the consumer (an ack deadline or a retention expiry), -1 if
@@ -94,6 +96,10 @@ local want = max - handed
 if want > 0 then
   local unacked = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale)
   local take = math.min(want, cfg.maxUnacked - unacked)
+  local room = tonumber(ARGV[6])
+  local heldBy = 1
+  if room and room < take then take, heldBy = room, 2 end
+  local capped = take < want
   if take > 0 then
     -- requeued events were handed out before: they go ahead of new ones
     local before = handed
@@ -109,11 +115,12 @@ if want > 0 then
       hand_out(popped[i], popped[i + 1], '1')
     end
   end
-  if take < want and redis.call('EXISTS', K.backlog) == 1 then
-    out[3] = 1
+  if capped and redis.call('EXISTS', K.backlog) == 1 then
+    out[3] = heldBy
   end
 end
 
+if handed > redelivered then unacked_changed() end
 local counts = {delivered = handed, redelivered = redelivered}
 if cfg.auto then counts.acked = handed end
 count(counts)

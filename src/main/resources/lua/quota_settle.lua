@@ -1,12 +1,15 @@
--- Brings the ledger up to date with consumers' own spool figures, first giving back a publish
--- round's hold (its events are now in those figures, or were never spooled); then raises or clears
--- the spool alert.
--- ARGV[1] hold id ('' for none), ARGV[2] the gateway's quota in bytes ('' for none), ARGV[3] and
--- ARGV[4] the percentages of it at which the alert is raised and cleared; then per consumer: name,
--- '1' if it exists else '0', its namespace ('' for none), version, salt, bytes, events, number of
--- topics, then topic/bytes pairs (all but the name and '0' omitted for one that does not exist).
+-- Brings the ledger up to date with consumers' own figures, first giving back a hold (of a publish
+-- round or a poll: its events are now in those figures, or never got there); then raises or clears
+-- the spool and unacked alerts.
+-- ARGV[1] hold id ('' for none), ARGV[2] the gateway's spool quota in bytes and ARGV[3] its
+-- maxUnackedTotal ('' for none), ARGV[4] and ARGV[5] the percentages of a limit at which an alert
+-- is raised and cleared; then per consumer: name, '1' if it exists else '0', its namespace ('' for
+-- none), version, salt, bytes, events, unacked, number of topics, then topic/bytes pairs (all but
+-- the name and '0' omitted for one that does not exist). Consumers that count no unacked against
+-- maxUnackedTotal (those of $sys/ topics only) send 0 as their unacked.
 -- A figure older than the one the ledger has (lower version, same salt) is ignored.
--- Returns {gateway bytes, 'RAISED' | 'CLEARED' | ''}.
+-- Returns {gateway bytes, spool alert 'RAISED' | 'CLEARED' | '', unacked total, unacked alert,
+-- 1 when polls held back by maxUnackedTotal may go on else 0}.
 local now = now_ms()
 give_back_expired(now)
 if ARGV[1] ~= '' then give_back(ARGV[1]) end
@@ -16,6 +19,7 @@ local function shift(name, old, new)
   add('c:' .. name .. ':b', (new.b or 0) - (old.b or 0))
   add('c:' .. name .. ':e', (new.e or 0) - (old.e or 0))
   add('g', (new.b or 0) - (old.b or 0))
+  add('u', (new.u or 0) - (old.u or 0))
   if old.ns and old.ns ~= '' then add('n:' .. old.ns, -(old.b or 0)) end
   if new.ns and new.ns ~= '' then add('n:' .. new.ns, new.b or 0) end
   local topics = {}
@@ -24,17 +28,17 @@ local function shift(name, old, new)
   for topic in pairs(topics) do add('t:' .. topic, ((new.t or {})[topic] or 0) - ((old.t or {})[topic] or 0)) end
 end
 
-local at = 5
+local at = 6
 while at <= #ARGV do
   local name, exists = ARGV[at], ARGV[at + 1] == '1'
   local stored = redis.call('HGET', SYNCED, name)
   local old = stored and cjson.decode(stored) or {}
   if exists then
     local new = {ns = ARGV[at + 2], v = tonumber(ARGV[at + 3]), salt = ARGV[at + 4], b = tonumber(ARGV[at + 5]),
-      e = tonumber(ARGV[at + 6]), t = {}}
-    local topics = tonumber(ARGV[at + 7])
-    for i = 1, topics do new.t[ARGV[at + 6 + 2 * i]] = tonumber(ARGV[at + 7 + 2 * i]) end
-    at = at + 8 + 2 * topics
+      e = tonumber(ARGV[at + 6]), u = tonumber(ARGV[at + 7]), t = {}}
+    local topics = tonumber(ARGV[at + 8])
+    for i = 1, topics do new.t[ARGV[at + 7 + 2 * i]] = tonumber(ARGV[at + 8 + 2 * i]) end
+    at = at + 9 + 2 * topics
     -- a figure read before a newer one was applied, or of a consumer since deleted, changes nothing
     local stale = (old.salt == new.salt and old.v and old.v >= new.v) or old.gone == new.salt
     if not stale then
@@ -53,17 +57,23 @@ while at <= #ARGV do
   end
 end
 
-local gateway = usage('g')
-local quota = tonumber(ARGV[2])
-local transition = ''
-if quota then
-  local raised = redis.call('HGET', USAGE, 'alert:spool') == '1'
-  if not raised and gateway * 100 >= quota * tonumber(ARGV[3]) then
-    redis.call('HSET', USAGE, 'alert:spool', '1')
-    transition = 'RAISED'
-  elseif raised and gateway * 100 < quota * tonumber(ARGV[4]) then
-    redis.call('HDEL', USAGE, 'alert:spool')
-    transition = 'CLEARED'
+-- Raises the alert named `name` when use reaches raisePercent of the limit, clears it below clearPercent.
+local function alert(name, used, limit)
+  if not limit then return '' end
+  local raised = redis.call('HGET', USAGE, 'alert:' .. name) == '1'
+  if not raised and used * 100 >= limit * tonumber(ARGV[4]) then
+    redis.call('HSET', USAGE, 'alert:' .. name, '1')
+    return 'RAISED'
+  elseif raised and used * 100 < limit * tonumber(ARGV[5]) then
+    redis.call('HDEL', USAGE, 'alert:' .. name)
+    return 'CLEARED'
   end
+  return ''
 end
-return {gateway, transition}
+
+local gateway, unacked = usage('g'), usage('u')
+local unackedLimit = tonumber(ARGV[3])
+-- polls were held back by the limit (quota_take_unacked marked it) and there is room again
+local room = 0
+if unackedLimit and unacked < unackedLimit and redis.call('HDEL', USAGE, 'held:unacked') == 1 then room = 1 end
+return {gateway, alert('spool', gateway, tonumber(ARGV[2])), unacked, alert('unacked', unacked, unackedLimit), room}

@@ -16,8 +16,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * {@code GET /v1/admin/stats}: gateway-wide spool use (from the spool ledger: exact for publishes,
- * within {@code quotas.syncMs} for what acks and dead-lettering freed), limits and alert state.
+ * {@code GET /v1/admin/stats}: gateway-wide spool use and unacked events (from the ledger: exact
+ * for publishes and polls, within {@code quotas.syncMs} for what acks and dead-lettering freed),
+ * limits and alert states.
  */
 public final class StatsRoutes {
   private final RedisStore store;
@@ -42,13 +43,19 @@ public final class StatsRoutes {
     quotas.namespaces().forEach((name, quota) -> namespaces.put(name, use(0, quota)));
     Map<String, JsonObject> topics = new TreeMap<>();
     long gateway = 0;
+    long unacked = 0;
     boolean raised = false;
+    boolean unackedRaised = false;
     for (String field : usage.getKeys()) {
       long value = usage.get(field).toLong();
       if (field.equals("g")) {
         gateway = value;
+      } else if (field.equals("u")) {
+        unacked = value;
       } else if (field.equals("alert:spool")) {
         raised = value == 1;
+      } else if (field.equals("alert:unacked")) {
+        unackedRaised = value == 1;
       } else if (field.startsWith("n:")) {
         String name = field.substring(2);
         namespaces.put(name, use(value, quotas.namespace(name)));
@@ -59,6 +66,8 @@ public final class StatsRoutes {
     return new JsonObject()
         .put("spool", use(gateway, quotas.spoolBytes()).put("alert", raised ? "RAISED" : "CLEAR")
             .put("raisePercent", quotas.raisePercent()).put("clearPercent", quotas.clearPercent()))
+        .put("unacked", new JsonObject().put("used", unacked).put("limit", quotas.maxUnackedTotal())
+            .put("alert", unackedRaised ? "RAISED" : "CLEAR"))
         .put("namespaces", new JsonObject(new LinkedHashMap<>(namespaces)))
         .put("chargedTopics", new JsonObject(new LinkedHashMap<>(topics)));
   }

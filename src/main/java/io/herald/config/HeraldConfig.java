@@ -87,8 +87,11 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    * @param clearPercent   ... and cleared when it falls below this one (0..raisePercent, default 60)
    * @param syncMs         how soon the ledger learns of spool freed by acks, dead-lettering and
    *                       drops (100..60000, default 1000); publishes it knows of at once
+   * @param maxUnackedTotal most delivered-but-unacked events gateway-wide, or null for none; the
+   *                       alert percentages apply to it as well
    */
-  public record Quotas(Long spoolBytes, Map<String, Long> namespaces, int raisePercent, int clearPercent, long syncMs) {
+  public record Quotas(Long spoolBytes, Map<String, Long> namespaces, int raisePercent, int clearPercent, long syncMs,
+      Long maxUnackedTotal) {
     /** The namespace's quota, or null for none. */
     public Long namespace(String namespace) {
       return namespace == null ? null : namespaces.get(namespace);
@@ -183,7 +186,8 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     int raisePercent = (int) quotaSection.integer("raisePercent", 80, 1, 100);
     Quotas quotas = new Quotas(spoolBytes, Map.copyOf(namespaces), raisePercent,
         (int) quotaSection.integer("clearPercent", Math.min(60, raisePercent), 0, raisePercent),
-        quotaSection.integer("syncMs", 1000, 100, 60_000));
+        quotaSection.integer("syncMs", 1000, 100, 60_000),
+        quotaSection.optionalInteger("maxUnackedTotal", 1, 1_000_000_000));
     quotaSection.finish();
     SettingsReader publishSection = root.section("publish");
     Publishing publishing = new Publishing(publishSection.integer("idempotencyWindowMs", 300_000, 1000, 86_400_000));

@@ -1,6 +1,7 @@
 package io.herald.consumer;
 
 import io.herald.config.SettingsReader;
+import io.herald.topic.TopicName;
 import io.herald.topic.TopicPattern;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -176,6 +177,14 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
 
   public boolean enabled() {
     return admission.enabled();
+  }
+
+  /**
+   * True for a consumer of the gateway's own topics only ($sys/...): its deliveries do not count
+   * against maxUnackedTotal, so that alerts about that limit still get through.
+   */
+  public boolean systemOnly() {
+    return topics.stream().allMatch(pattern -> pattern.toString().startsWith(TopicName.SYSTEM_LEVEL + "/"));
   }
 
   /** The settings the Redis scripts read from the consumer's meta hash, as name/value pairs. */

@@ -62,7 +62,8 @@ public final class NotificationVerticle extends VerticleBase {
       conn.handler(this::onMessage);
       conn.exceptionHandler(failure -> resubscribeLater());
       conn.endHandler(ended -> resubscribeLater());
-      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(Keys.THROTTLE_CHANNEL).arg(Keys.ADMIN_CHANNEL)).mapEmpty();
+      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(Keys.THROTTLE_CHANNEL).arg(Keys.ADMIN_CHANNEL)
+          .arg(Keys.ROOM_CHANNEL)).mapEmpty();
     });
   }
 
@@ -80,6 +81,9 @@ public final class NotificationVerticle extends VerticleBase {
       }
     } else if (channel.equals(Keys.THROTTLE_CHANNEL)) {
       vertx.eventBus().publish(Addresses.BLOCKED, body);
+    } else if (channel.equals(Keys.ROOM_CHANNEL)) {
+      // room under maxUnackedTotal: every parked poll may try again
+      vertx.eventBus().publish(Addresses.WAKE_ALL, "");
     } else if (channel.equals(Keys.ADMIN_CHANNEL)) {
       Future<Void> reload = body.startsWith(Keys.TOPIC_CHANGED)
           ? topics.reload(body.substring(Keys.TOPIC_CHANGED.length()))

@@ -2,6 +2,8 @@ package io.herald.delivery;
 
 import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
+import io.herald.quota.SpoolFigures;
+import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
@@ -13,6 +15,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
+import io.vertx.redis.client.ResponseType;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -31,14 +34,19 @@ public final class PollService {
   private final RedisStore store;
   private final Waiters waiters;
   private final DueTimes dueTimes;
+  private final SpoolLedger ledger;
   /** This node's id, as its wake-up channel and the events' history name it. */
   private final String node;
 
-  /** @param waiterPrefix "node/instance": the wake-up address of this instance's polls */
-  public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, String waiterPrefix) {
+  /**
+   * @param ledger       gives room under maxUnackedTotal, when one is configured
+   * @param waiterPrefix "node/instance": the wake-up address of this instance's polls
+   */
+  public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, SpoolLedger ledger, String waiterPrefix) {
     this.vertx = vertx;
     this.store = store;
     this.dueTimes = dueTimes;
+    this.ledger = ledger;
     this.waiters = new Waiters(waiterPrefix, this::passOn);
     this.node = waiterPrefix.substring(0, waiterPrefix.indexOf('/'));
   }
@@ -103,6 +111,29 @@ public final class PollService {
     }
 
     void attempt() {
+      if (!countsAgainstTotal()) {
+        run(null, "");
+        return;
+      }
+      byte[] hold = new byte[12];
+      RANDOM.nextBytes(hold);
+      String holdId = HexFormat.of().formatHex(hold);
+      ledger.takeUnacked(store, holdId, max)
+          .onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, false))))
+          .onSuccess(room -> run(holdId, room));
+    }
+
+    /** Whether the events it hands out count against maxUnackedTotal (then the ledger gives room first). */
+    private boolean countsAgainstTotal() {
+      return ledger.quotas().maxUnackedTotal() != null && consumer.ackMode() == ConsumerSettings.AckMode.EXPLICIT
+          && !consumer.systemOnly();
+    }
+
+    /**
+     * One attempt of the poll script; {@code room}: most events it may make unacked ('' for no
+     * gateway-wide limit), held in the ledger under {@code holdId} until settled.
+     */
+    private void run(String holdId, Object room) {
       long remainingMs = Math.max(0, (giveUpAt - System.nanoTime()) / 1_000_000);
       String batchAckId = HexFormat.of().formatHex(randomBytes());
       List<String> keys = new ArrayList<>(Keys.consumer(consumer.name()));
@@ -112,9 +143,9 @@ public final class PollService {
       }
       String countedAs = countNext ? batchAckId : "";
       countNext = false;
-      store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs, countedAs,
-          recipient))
-          .onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, true))))
+      Future<Response> call = store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs,
+          countedAs, recipient, room));
+      call.onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, true))))
           .onSuccess(reply -> {
             int status = reply.get(0).toInteger();
             if (status < 0) {
@@ -136,7 +167,21 @@ public final class PollService {
             } else {
               park(remainingMs);
             }
+          })
+          .onComplete(done -> {
+            if (holdId != null) {
+              // after the answer: the consumer's own figures replace the room held
+              settle(holdId);
+            }
           });
+    }
+
+    private void settle(String holdId) {
+      store.eval(Script.SPOOL_FIGURES, Keys.consumer(consumer.name()), List.of())
+          .compose(reply -> ledger.settle(store, holdId, reply.type() == ResponseType.MULTI
+              ? List.of(SpoolFigures.parse(consumer.name(), consumer, reply, 0)) : List.of()))
+          .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
+              "Could not settle an unacked hold (given back later): " + failure.getMessage()));
     }
 
     private void park(long remainingMs) {
@@ -214,8 +259,9 @@ public final class PollService {
       json.appendString("}");
     }
     json.appendString("]");
-    if (reply.get(2).toInteger() == 1) {
-      json.appendString(",\"heldBack\":\"MAX_UNACKED\"");
+    int heldBack = reply.get(2).toInteger();
+    if (heldBack > 0) {
+      json.appendString(heldBack == 1 ? ",\"heldBack\":\"MAX_UNACKED\"" : ",\"heldBack\":\"MAX_UNACKED_TOTAL\"");
     }
     json.appendString("}");
     return new Batch(json, handed, ackIds);

@@ -94,7 +94,7 @@ public final class HttpApiVerticle extends VerticleBase {
     DueTimes dueTimes = new DueTimes(store);
     publisher = new PublishService(context, store, directory, topics, ledger, http.maxEventBytes(), dueTimes,
         idempotencyWindowMs);
-    poller = new PollService(vertx, store, dueTimes, waiterPrefix);
+    poller = new PollService(vertx, store, dueTimes, ledger, waiterPrefix);
     settlements = new Settlements(store, dueTimes);
     vertx.eventBus().<String>localConsumer(Addresses.wake(waiterPrefix), message -> poller.wake(message.body()));
     vertx.eventBus().localConsumer(Addresses.WAKE_ALL, message -> poller.wakeAll());

@@ -192,8 +192,7 @@ public final class PublishService {
             return false; // deleted or disabled meanwhile
           }
           dueTimes.file(consumer, reply.get(1).toLong(), publishedAt);
-          ConsumerSettings settings = consumers.get(consumer);
-          figures.add(SpoolFigures.parse(consumer, settings == null ? null : settings.admission().namespace(), reply, 2));
+          figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, 2));
           return true;
         })));
     Future.join(new ArrayList<>(writes.values())).onComplete(done -> {

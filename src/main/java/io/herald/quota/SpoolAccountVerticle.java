@@ -118,8 +118,7 @@ public final class SpoolAccountVerticle extends VerticleBase {
       if (reply.type() != ResponseType.MULTI) {
         return SpoolFigures.gone(consumer);
       }
-      ConsumerSettings settings = directory.get(consumer);
-      return SpoolFigures.parse(consumer, settings == null ? null : settings.admission().namespace(), reply, 0);
+      return SpoolFigures.parse(consumer, directory.get(consumer), reply, 0);
     });
   }
 }

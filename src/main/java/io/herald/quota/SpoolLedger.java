@@ -12,6 +12,8 @@ import io.herald.topic.TopicSettings;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -28,8 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class SpoolLedger {
   private static final System.Logger LOG = System.getLogger(SpoolLedger.class.getName());
-  /** The topic on which spool alerts are published. */
-  public static final String ALERT_TOPIC = "$sys/alerts/spool";
+  /** Alerts are published on this topic prefix and their name: spool, unacked. */
+  public static final String ALERT_TOPICS = "$sys/alerts/";
 
   private final Vertx vertx;
   private final HeraldConfig.Quotas quotas;
@@ -106,29 +108,42 @@ public final class SpoolLedger {
   }
 
   /**
+   * Takes room for up to {@code wanted} more unacked events under maxUnackedTotal, held under
+   * {@code holdId} until {@link #settle}; the answer is how many the poll may hand out new.
+   */
+  public Future<Integer> takeUnacked(RedisStore store, String holdId, int wanted) {
+    return store.eval(Script.QUOTA_TAKE_UNACKED, Keys.LEDGER, List.of(holdId, holdMs, quotas.maxUnackedTotal(), wanted))
+        .map(reply -> reply.toInteger());
+  }
+
+  /**
    * Gives back the hold {@code holdId} (null for none) and brings the ledger up to date with these
-   * consumers' figures; announces a raised or cleared spool alert.
+   * consumers' figures; announces raised or cleared alerts, and room under maxUnackedTotal for
+   * polls held back by it (on every node).
    */
   public Future<Void> settle(RedisStore store, String holdId, Collection<SpoolFigures> figures) {
     List<Object> args = new ArrayList<>(List.of(holdId == null ? "" : holdId, quota(quotas.spoolBytes()),
-        quotas.raisePercent(), quotas.clearPercent()));
+        quota(quotas.maxUnackedTotal()), quotas.raisePercent(), quotas.clearPercent()));
     figures.forEach(f -> args.addAll(f.args()));
-    return store.eval(Script.QUOTA_SETTLE, Keys.LEDGER, args).map(reply -> {
-      String transition = reply.get(1).toString();
-      if (!transition.isEmpty()) {
-        alert(transition, reply.get(0).toLong());
-      }
-      return null;
+    return store.eval(Script.QUOTA_SETTLE, Keys.LEDGER, args).compose(reply -> {
+      alert("spool", reply.get(1).toString(), reply.get(0).toLong(), quotas.spoolBytes(), "bytes");
+      alert("unacked", reply.get(3).toString(), reply.get(2).toLong(), quotas.maxUnackedTotal(), "events");
+      return reply.get(4).toInteger() == 1
+          ? store.send(Request.cmd(Command.PUBLISH).arg(Keys.ROOM_CHANNEL).arg("")).mapEmpty()
+          : Future.succeededFuture();
     });
   }
 
-  private void alert(String state, long usedBytes) {
-    JsonObject alert = new JsonObject().put("alert", "spool").put("state", state).put("usedBytes", usedBytes)
-        .put("quotaBytes", quotas.spoolBytes()).put("raisePercent", quotas.raisePercent())
-        .put("clearPercent", quotas.clearPercent());
+  /** Logs and publishes (on {@code $sys/alerts/<name>}) a raised or cleared alert. */
+  private void alert(String name, String state, long used, Long limit, String unit) {
+    if (state.isEmpty()) {
+      return;
+    }
+    JsonObject alert = new JsonObject().put("alert", name).put("state", state).put("used", used).put("limit", limit)
+        .put("unit", unit).put("raisePercent", quotas.raisePercent()).put("clearPercent", quotas.clearPercent());
     LOG.log(state.equals("RAISED") ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
-        "Spool alert " + state + ": " + usedBytes + " of " + quotas.spoolBytes() + " bytes in use");
-    vertx.eventBus().send(Addresses.ALERTS, new JsonObject().put("topic", ALERT_TOPIC).put("payload", alert));
+        "Alert " + name + " " + state + ": " + used + " of " + limit + " " + unit + " in use");
+    vertx.eventBus().send(Addresses.ALERTS, new JsonObject().put("topic", ALERT_TOPICS + name).put("payload", alert));
   }
 
   private static Object quota(Long quota) {

@@ -17,6 +17,8 @@ public final class Keys {
   public static final String EVENT_ID_CLOCK = "herald:{ids}:clock";
   /** Pub/sub channel: "consumer blockMs", published when a consumer goes over its rate limit. */
   public static final String THROTTLE_CHANNEL = "herald:throttle";
+  /** Pub/sub channel: published when polls held back by maxUnackedTotal may go on. */
+  public static final String ROOM_CHANNEL = "herald:room";
   /** HASH topic name → settings JSON, for topics with settings of their own. */
   public static final String TOPICS = "herald:topics";
   /** Pub/sub channel: {@link #CONSUMER_CHANGED} or {@link #TOPIC_CHANGED} and a name, when settings changed. */

@@ -37,6 +37,7 @@ public final class Script {
   public static final Script IDEM_SETTLE = standalone("idem_settle");
   public static final Script QUOTA_RESERVE = ledger("quota_reserve");
   public static final Script QUOTA_SETTLE = ledger("quota_settle");
+  public static final Script QUOTA_TAKE_UNACKED = ledger("quota_take_unacked");
 
   private final String name;
   private final String body;

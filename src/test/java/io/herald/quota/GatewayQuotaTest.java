@@ -69,7 +69,7 @@ class GatewayQuotaTest extends GatewayTest {
 
     JsonObject raised = nextAlert(alerts);
     assertEquals("RAISED", raised.getString("state"));
-    assertTrue(raised.getLong("usedBytes") >= QUOTA * 80 / 100, raised.encode());
+    assertTrue(raised.getLong("used") >= QUOTA * 80 / 100, raised.encode());
     assertEquals("RAISED", http().get("/v1/admin/stats").json().getJsonObject("spool").getString("alert"));
 
     for (String consumer : List.of(first, second)) {
@@ -78,7 +78,7 @@ class GatewayQuotaTest extends GatewayTest {
     }
     JsonObject cleared = nextAlert(alerts);
     assertEquals("CLEARED", cleared.getString("state"));
-    assertTrue(cleared.getLong("usedBytes") < QUOTA * 60 / 100, cleared.encode());
+    assertTrue(cleared.getLong("used") < QUOTA * 60 / 100, cleared.encode());
     assertEquals("CONFIRMED", http().publish(topic, event(1)).results().getJsonObject(0).getString("status"));
   }
 
