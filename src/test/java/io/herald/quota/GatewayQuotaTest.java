@@ -1,14 +1,13 @@
 package io.herald.quota;
 
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.testing.Alerts;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.NodeConfig;
 import io.herald.testing.TestNode;
 import io.vertx.core.json.JsonObject;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -67,7 +66,7 @@ class GatewayQuotaTest extends GatewayTest {
     assertTrue(held <= QUOTA, "held " + held + " of " + QUOTA);
     assertTrue(held + 2 * copy > QUOTA - 2_000, "the quota was nearly used up: held " + held);
 
-    JsonObject raised = nextAlert(alerts);
+    JsonObject raised = Alerts.next(http(), alerts, "$sys/alerts/spool");
     assertEquals("RAISED", raised.getString("state"));
     assertTrue(raised.getLong("used") >= QUOTA * 80 / 100, raised.encode());
     assertEquals("RAISED", http().get("/v1/admin/stats").json().getJsonObject("spool").getString("alert"));
@@ -76,26 +75,9 @@ class GatewayQuotaTest extends GatewayTest {
       List<String> ackIds = http().poll(consumer, max(1000)).ackIds();
       assertEquals(200, http().ack(consumer, ackIds.toArray(String[]::new)).status());
     }
-    JsonObject cleared = nextAlert(alerts);
+    JsonObject cleared = Alerts.next(http(), alerts, "$sys/alerts/spool");
     assertEquals("CLEARED", cleared.getString("state"));
     assertTrue(cleared.getLong("used") < QUOTA * 60 / 100, cleared.encode());
     assertEquals("CONFIRMED", http().publish(topic, event(1)).results().getJsonObject(0).getString("status"));
-  }
-
-  /** The next alert event the consumer receives (long polls until one comes), acked. */
-  private static JsonObject nextAlert(String consumer) {
-    List<JsonObject> alert = new ArrayList<>();
-    await().atMost(Duration.ofSeconds(10)).until(() -> {
-      var batch = http().poll(consumer, new JsonObject().put("maxEvents", 1).put("waitMs", 1000));
-      batch.events().forEach(e -> {
-        assertEquals("$sys/alerts/spool", ((JsonObject) e).getString("topic"));
-        alert.add(((JsonObject) e).getJsonObject("payload"));
-      });
-      if (!batch.ackIds().isEmpty()) {
-        http().ack(consumer, batch.ackIds().toArray(String[]::new));
-      }
-      return !alert.isEmpty();
-    });
-    return alert.get(0);
   }
 }

@@ -1,16 +1,15 @@
 package io.herald.quota;
 
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.testing.Alerts;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.NodeConfig;
 import io.herald.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -87,7 +86,7 @@ class UnackedTotalTest extends GatewayTest {
     JsonObject stats = http().get("/v1/admin/stats").json().getJsonObject("unacked");
     assertEquals(LIMIT, stats.getLong("used"));
     assertEquals("RAISED", stats.getString("alert"));
-    assertEquals("RAISED", nextAlert(alerts).getString("state"));
+    assertEquals("RAISED", Alerts.next(http(), alerts, "$sys/alerts/unacked").getString("state"));
 
     // a long poll held back by the limit waits; acks elsewhere give it room
     String waiting = consumers.get(0);
@@ -104,25 +103,8 @@ class UnackedTotalTest extends GatewayTest {
     for (int p = 0; p < 8; p += 2) {
       ackAll(consumers.get(p % 4), handedOut.get(p));
     }
-    JsonObject cleared = nextAlert(alerts);
+    JsonObject cleared = Alerts.next(http(), alerts, "$sys/alerts/unacked");
     assertEquals("CLEARED", cleared.getString("state"));
     assertTrue(cleared.getLong("used") < LIMIT * 60 / 100, cleared.encode());
-  }
-
-  /** The next alert event the consumer receives (long polls until one comes), acked. */
-  private static JsonObject nextAlert(String consumer) {
-    List<JsonObject> alert = new ArrayList<>();
-    await().atMost(Duration.ofSeconds(10)).until(() -> {
-      Reply batch = http().poll(consumer, new JsonObject().put("maxEvents", 1).put("waitMs", 1000));
-      batch.events().forEach(e -> {
-        assertEquals("$sys/alerts/unacked", ((JsonObject) e).getString("topic"));
-        alert.add(((JsonObject) e).getJsonObject("payload"));
-      });
-      if (!batch.ackIds().isEmpty()) {
-        http().ack(consumer, batch.ackIds().toArray(String[]::new));
-      }
-      return !alert.isEmpty();
-    });
-    return alert.get(0);
   }
 }
