@@ -66,6 +66,8 @@ public final class SpoolAccountVerticle extends VerticleBase {
               + alert.getString("topic") + ": " + failure.getMessage()));
     });
     vertx.setPeriodic(ledger.quotas().syncMs(), t -> syncTouched());
+    // at once (a ledger that is new, or behind after a node died), then now and then
+    syncAll();
     vertx.setPeriodic(FULL_SYNC_MS, t -> syncAll());
     return Future.succeededFuture();
   }
