@@ -16,8 +16,8 @@ import java.util.List;
 
 /**
  * Authenticates JWT bearer tokens: signature by one of the configured keys, expiry, issuer and
- * audience are checked by vertx-auth-jwt; the grants come from the token's grants claim and its
- * name from {@code sub}. A refusal says what was wrong in general terms and never repeats the token.
+ * audience are checked by vertx-auth-jwt, and a token must carry an expiry; the grants come from
+ * the token's grants claim and its name from {@code sub}. A refusal says what was wrong in general terms and never repeats the token.
  */
 public final class JwtTokens implements Authenticator {
   private final JWTAuth verifier;
@@ -54,6 +54,10 @@ public final class JwtTokens implements Authenticator {
             "The token is not valid (signature, expiry, issuer or audience)")))
         .compose(user -> {
           JsonObject claims = user.principal();
+          // vertx-auth-jwt keeps exp with the principal or, once checked, among the user's attributes
+          if (!(claims.getValue("exp") instanceof Number) && !(user.attributes().getValue("exp") instanceof Number)) {
+            return Future.failedFuture(new ApiException(ErrorCode.UNAUTHENTICATED, "The token must expire (exp)"));
+          }
           Object grants = claims.getValue(grantsClaim);
           String subject = claims.getString("sub", "token");
           if (!(grants instanceof JsonObject grantsObject)) {

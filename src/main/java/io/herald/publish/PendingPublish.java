@@ -143,7 +143,11 @@ final class PendingPublish {
     if (storedMatched[index] >= 0 || repeats[index] != null) {
       return null;
     }
-    return refusals[index] != null ? "-" : Integer.toString(matchedCounts[index]);
+    if (refusals[index] != null) {
+      // a claim of its own is dropped; one it inherited from a publish of unknown outcome stays
+      return duplicates[index] ? null : "-";
+    }
+    return Integer.toString(matchedCounts[index]);
   }
 
   /** Whether the event goes to the consumers' spools in this round. */

@@ -107,7 +107,7 @@ class JwtTest {
   }
 
   @Test
-  @DisplayName("expired, foreign-signed, wrong-issuer, grant-less and malformed tokens get 401, and the answer never repeats the token")
+  @DisplayName("expired, foreign-signed, wrong-issuer, grant-less, never-expiring and malformed tokens get 401, and the answer never repeats the token")
   void badTokensAreRefused() {
     JsonObject claims = new JsonObject().put("herald", grants("orders/>", "billing", true));
     List<String> refused = List.of(
@@ -116,6 +116,8 @@ class JwtTest {
         token(hs256, "HS256", claims, "https://evil.example.com", 60),
         token(hs256, "HS256", new JsonObject().put("role", "admin"), "https://id.example.com", 60),
         token(hs256, "HS256", new JsonObject().put("herald", new JsonObject().put("admin", "yes")), "https://id.example.com", 60),
+        hs256.generateToken(claims.copy().put("sub", "forever"), new JWTOptions().setAlgorithm("HS256")
+            .setIssuer("https://id.example.com").setAudience(List.of("herald"))),
         "eyJhbGciOiJIUzI1NiJ9.not-json.c2ln");
     for (String token : refused) {
       Http.Reply reply = node.http().withToken(token).get("/v1/admin/consumers");
