@@ -110,6 +110,39 @@ class RedisOutageTest {
   }
 
   @Test
+  @DisplayName("a publish whose answer was lost (503) is retried with its idempotencyKey: stored exactly once, whether the loss came before or after the spool")
+  void idempotentRetryAfterLostAnswer() throws Exception {
+    try (FreezingProxy proxy = new FreezingProxy(Integer.parseInt(redis.url().replaceAll(".*:", "")));
+        TestNode proxied = TestNode.start(redis, new JsonObject().put("redis", new JsonObject().put("url", proxy.url())))) {
+      Http client = proxied.http();
+      // the scripts are loaded, so they go out by SHA from now on
+      assertEquals(200, client.publish("t/warm", new JsonObject().put("payload", 0).put("idempotencyKey", "warm")).status());
+      int consumed = http.poll("outage", new JsonObject().put("maxEvents", 10)).events().size();
+      assertEquals(1, consumed);
+
+      for (Script lostAfter : List.of(Script.PUBLISH, Script.IDEM_CLAIM)) {
+        String key = "order-" + lostAfter.name();
+        JsonObject event = new JsonObject().put("payload", lostAfter.name()).put("idempotencyKey", key);
+        proxy.freezeAfter(lostAfter.sha());
+        Reply lost = client.publish("t/a", event);
+        assertEquals(503, lost.status(), lost.body());
+        // the node replaces the frozen connection after its timeout; then the retry goes through
+        List<Reply> retried = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(20)).until(() -> {
+          Reply retry = client.publish("t/a", event);
+          retried.add(retry);
+          return retry.status() == 200;
+        });
+        JsonObject result = retried.get(retried.size() - 1).results().getJsonObject(0);
+        assertEquals(true, result.getBoolean("duplicate"), result.encode());
+        JsonArray stored = http.poll("outage", new JsonObject().put("maxEvents", 10)).events();
+        assertEquals(1, stored.size(), lostAfter.name() + ": stored exactly once: " + stored.encode());
+        assertEquals(result.getString("eventId"), stored.getJsonObject(0).getString("eventId"));
+      }
+    }
+  }
+
+  @Test
   @DisplayName("with appendfsync always, every confirmed event survives a kill -9 of Redis")
   void confirmedEventsSurviveCrash() {
     List<String> confirmed = new ArrayList<>();

@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -21,6 +22,7 @@ public final class FreezingProxy implements AutoCloseable {
   private final int targetPort;
   private final List<Link> links = new CopyOnWriteArrayList<>();
   private final AtomicInteger closedByTarget = new AtomicInteger();
+  private volatile byte[] freezeMarker;
 
   public FreezingProxy(int targetPort) {
     this.targetPort = targetPort;
@@ -60,6 +62,14 @@ public final class FreezingProxy implements AutoCloseable {
     links.forEach(link -> link.stalled = true);
   }
 
+  /**
+   * The next connection to send something containing {@code marker} (e.g. a script's SHA) freezes
+   * right after it: the target gets it and acts on it, its answer is lost.
+   */
+  public void freezeAfter(String marker) {
+    freezeMarker = marker.getBytes(StandardCharsets.US_ASCII);
+  }
+
   /** Reads from the target again after {@link #stallOpenConnections()}. */
   public void unstall() {
     links.forEach(link -> link.stalled = false);
@@ -72,15 +82,15 @@ public final class FreezingProxy implements AutoCloseable {
         Socket target = new Socket("127.0.0.1", targetPort);
         Link link = new Link();
         links.add(link);
-        pump(link, client, target, false, () -> { });
-        pump(link, target, client, true, closedByTarget::incrementAndGet);
+        pump(link, client, target, false, () -> { }, this);
+        pump(link, target, client, true, closedByTarget::incrementAndGet, this);
       } catch (IOException e) {
         return;
       }
     }
   }
 
-  private static void pump(Link link, Socket from, Socket to, boolean fromTarget, Runnable onEnd) {
+  private static void pump(Link link, Socket from, Socket to, boolean fromTarget, Runnable onEnd, FreezingProxy proxy) {
     Thread thread = new Thread(() -> {
       byte[] buffer = new byte[16384];
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
@@ -95,6 +105,11 @@ public final class FreezingProxy implements AutoCloseable {
           if (!link.frozen) {
             out.write(buffer, 0, read);
             out.flush();
+            byte[] marker = proxy.freezeMarker;
+            if (!fromTarget && marker != null && contains(buffer, read, marker)) {
+              proxy.freezeMarker = null;
+              link.frozen = true;
+            }
           }
         }
         onEnd.run();
@@ -104,6 +119,19 @@ public final class FreezingProxy implements AutoCloseable {
     }, "freezing-proxy-pump");
     thread.setDaemon(true);
     thread.start();
+  }
+
+  private static boolean contains(byte[] buffer, int length, byte[] marker) {
+    outer:
+    for (int i = 0; i + marker.length <= length; i++) {
+      for (int j = 0; j < marker.length; j++) {
+        if (buffer[i + j] != marker[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 
   private static final class Link {
