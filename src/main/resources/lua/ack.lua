@@ -14,6 +14,8 @@ local function ack(ackId)
   local current = delivery_state(id)
   if current then
     if current ~= n then return 'EXPIRED' end
+    now = now or now_ms()
+    note_ack(id, now)
     spool_less(id, redis.call('HSTRLEN', K.events, id))
     redis.call('HDEL', K.events, id)
     redis.call('HDEL', K.deliveries, id)
@@ -25,9 +27,6 @@ local function ack(ackId)
     redis.call('ZREM', K.expiry, id)
     redis.call('ZREM', K.first, id)
     remember_ack(cfg, tonumber(seq))
-    now = now or now_ms()
-    note(id, 'A ' .. now)
-    redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
     acked = acked + 1
     return 'ACKED'
   end

@@ -102,15 +102,52 @@ local function ack_token(cfg, id, seq, n)
 end
 
 -- An event's history: one entry per thing that happened to it, "<kind> <time> ..." (history.lua
--- reads them), in a list kept while the event is held and HISTORY_AFTER_MS after it left. The key
--- shares the consumer's hash tag.
+-- reads them), kept while the event is held and HISTORY_AFTER_MS after it left. The common life of
+-- an event — handed out once, acked — costs no key of its own: the hand-out's entry waits in the
+-- event's deliveries entry ("n:seq|D ..."), and the ack writes both entries into a hash of the acks
+-- of a HISTORY_AFTER_MS bucket. Anything else (nack, extend, deadline passed, failure, redrive)
+-- goes to a list of the event's own, the waiting hand-out entry first. Keys share the consumer's
+-- hash tag.
 local HISTORY_AFTER_MS = 600000
 local function history_key(id)
   return string.sub(K.meta, 1, -5) .. 'history:' .. id
 end
 
+local function acked_history_key(bucket)
+  return string.sub(K.meta, 1, -5) .. 'acked-history:' .. bucket
+end
+
+-- Moves the hand-out entry waiting in the deliveries entry to the event's list.
+local function flush_handout(id)
+  local v = redis.call('HGET', K.deliveries, id)
+  local state, handout = string.match(v or '', '^([^|]*)|(.*)$')
+  if handout then
+    redis.call('RPUSH', history_key(id), handout)
+    redis.call('HSET', K.deliveries, id, state)
+  end
+end
+
 local function note(id, entry)
+  flush_handout(id)
   redis.call('RPUSH', history_key(id), entry)
+end
+
+-- Notes an ack, with the hand-out entry waiting in the deliveries entry (call it before that goes)
+-- or `handout` when given: into the bucket of this time's acks when the event has no list, else
+-- onto its list. Call touch_acked() once at the end of the script.
+local touched_buckets = {}
+local function note_ack(id, now, handout)
+  handout = handout or string.match(redis.call('HGET', K.deliveries, id) or '', '|(.*)$')
+  local list = history_key(id)
+  if handout and redis.call('EXISTS', list) == 0 then
+    local bucket = math.floor(now / HISTORY_AFTER_MS)
+    redis.call('HSET', acked_history_key(bucket), id, handout .. '\n' .. 'A ' .. now)
+    touched_buckets[bucket] = true
+    return
+  end
+  if handout then redis.call('RPUSH', list, handout) end
+  redis.call('RPUSH', list, 'A ' .. now)
+  redis.call('PEXPIRE', list, HISTORY_AFTER_MS)
 end
 
 -- Delivery count, arrival sequence and (while it waits out a nack delay) first hand-out time, as
@@ -118,11 +155,12 @@ end
 local function delivery_state(id)
   local v = redis.call('HGET', K.deliveries, id)
   if not v then return nil end
-  return string.match(v, '^(%d+):(%d+):?(%d*)$')
+  return string.match(v, '^(%d+):(%d+):?(%d*)')
 end
 
 -- Takes an event out of circulation (handed out, stale or waiting out a nack delay).
 local function withdraw(id)
+  flush_handout(id)
   redis.call('ZREM', K.pending, id)
   redis.call('ZREM', K.stale, id)
   redis.call('ZREM', K.scheduled, id)
@@ -146,7 +184,8 @@ local function forget(id)
   return bytes
 end
 
--- Remembers acks (and drops) for ACKED_MEMORY_MS; call touch_acked() once at the end of the script.
+-- Remembers acks (and drops) for ACKED_MEMORY_MS; call touch_acked() once at the end of the script
+-- (it also keeps the acked histories of note_ack).
 local touched_segments = {}
 local function remember(cfg, seq, kind)
   local key = memory_segment(cfg, seq, kind)
@@ -161,6 +200,10 @@ end
 local function touch_acked()
   for key in pairs(touched_segments) do
     redis.call('PEXPIRE', key, ACKED_MEMORY_MS)
+  end
+  -- a bucket of acked histories lives until HISTORY_AFTER_MS after its last possible ack
+  for bucket in pairs(touched_buckets) do
+    redis.call('PEXPIREAT', acked_history_key(bucket), (bucket + 2) * HISTORY_AFTER_MS)
   end
 end
 

@@ -1,7 +1,14 @@
--- Deletes a consumer with everything spooled for it. Its batch keys and ack memory expire alone;
+-- Deletes a consumer with everything spooled for it. Its batch keys, ack memory and histories of
+-- acked events expire alone;
 -- the histories of the events it held are given the expiry they would have had on leaving.
 -- Returns 1 when it existed, 0 otherwise.
 if redis.call('EXISTS', K.meta) == 0 then return 0 end
+-- hand-out entries waiting in the deliveries entries join their events' lists first
+local deliveries = redis.call('HGETALL', K.deliveries)
+for i = 1, #deliveries, 2 do
+  local handout = string.match(deliveries[i + 1], '|(.*)$')
+  if handout then redis.call('RPUSH', history_key(deliveries[i]), handout) end
+end
 for _, id in ipairs(redis.call('HKEYS', K.events)) do
   redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
 end

@@ -20,6 +20,15 @@ elseif redis.call('ZSCORE', K.errors, id) then
   state = 'ERROR'
 end
 local entries = redis.call('LRANGE', history_key(id), 0, -1)
+-- the latest hand-out's entry waits in its deliveries entry
+local handout = string.match(redis.call('HGET', K.deliveries, id) or '', '|(.*)$')
+if handout then table.insert(entries, handout) end
+if #entries == 0 then
+  -- handed out once and acked: both entries are in the bucket of acks of that time
+  local bucket = math.floor(now_ms() / HISTORY_AFTER_MS)
+  local acked = redis.call('HGET', acked_history_key(bucket), id) or redis.call('HGET', acked_history_key(bucket - 1), id)
+  for entry in string.gmatch(acked or '', '[^\n]+') do table.insert(entries, entry) end
+end
 if not state then
   local last = entries[#entries]
   if not last then return {} end

@@ -55,16 +55,16 @@ local function hand_out(id, seq, n, from, firstAt)
     redis.call('HDEL', K.events, id)
     spool_less(id, #blob)
     remember_ack(cfg, tonumber(seq))
-    note(id, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5])
-    note(id, 'A ' .. nowArg)
-    redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
+    note_ack(id, nowArg, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5])
     table.insert(out, '')
     table.insert(out, blob)
     table.insert(out, n)
     table.insert(out, '')
     return
   end
-  redis.call('HSET', K.deliveries, id, n .. ':' .. seq)
+  -- a redelivery's earlier hand-out entry goes to the event's list first
+  if from then flush_handout(id) end
+  redis.call('HSET', K.deliveries, id, n .. ':' .. seq .. '|D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
   redis.call('ZADD', K.pending, deadlineArg, id)
   if from then
     redis.call('ZREM', from, id)
@@ -78,7 +78,6 @@ local function hand_out(id, seq, n, from, firstAt)
   elseif from then
     redis.call('ZREM', K.expiry, id)
   end
-  note(id, 'D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
   local ackId = id .. '.' .. seq .. '.' .. n .. '.' .. ack_token(cfg, id, seq, n)
   table.insert(ackIds, ackId)
   table.insert(out, ackId)

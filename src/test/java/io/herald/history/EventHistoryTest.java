@@ -1,9 +1,11 @@
 package io.herald.history;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.herald.testing.GatewayTest;
+import io.herald.testing.RedisCli;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
@@ -71,6 +73,37 @@ class EventHistoryTest extends GatewayTest {
     assertEquals("ws", delivery.getString("connection"));
     assertEquals(delivery.getLong("handedOutAt") + 30_000, delivery.getLong("ackDeadline"));
     assertNull(story.getString("deadLetterReason"));
+  }
+
+  @Test
+  @DisplayName("a delivery shows while unacked; handed out once and acked costs no key of its own; a requeued one keeps every delivery in order")
+  void commonAndRequeuedLives() {
+    String topic = unique("lives");
+    String consumer = consumer(new JsonObject(), topic);
+    String plain = publishOne(topic);
+    Reply first = http().poll(consumer, new JsonObject());
+    JsonObject pending = history(consumer, plain);
+    assertEquals("DELIVERED", pending.getString("state"));
+    assertEquals(1, pending.getJsonArray("deliveries").getJsonObject(0).getInteger("deliveryCount"));
+    http().ack(consumer, first.ackIds().get(0));
+    JsonObject acked = history(consumer, plain);
+    assertEquals("ACKED", acked.getString("state"));
+    assertEquals("ACKED", acked.getJsonArray("deliveries").getJsonObject(0).getString("outcome"));
+    assertFalse(RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:history:" + plain));
+
+    String requeued = publishOne(topic);
+    Reply handed = http().poll(consumer, new JsonObject());
+    http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject().put("ackIds", new JsonArray(handed.ackIds()))
+        .put("action", "REQUEUE").put("delayMs", 0));
+    Reply again = http().poll(consumer, new JsonObject().put("waitMs", 5000));
+    http().ack(consumer, again.ackIds().get(0));
+    JsonObject story = history(consumer, requeued);
+    assertEquals("ACKED", story.getString("state"));
+    JsonArray deliveries = story.getJsonArray("deliveries");
+    assertEquals(2, deliveries.size(), story.encode());
+    assertEquals("REQUEUED", deliveries.getJsonObject(0).getString("outcome"));
+    assertEquals(2, deliveries.getJsonObject(1).getInteger("deliveryCount"));
+    assertEquals("ACKED", deliveries.getJsonObject(1).getString("outcome"));
   }
 
   @Test

@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
-import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Request;
-import io.vertx.redis.client.Response;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -44,10 +41,12 @@ class SchedulersTest extends GatewayTest {
         });
       }
       for (String eventId : redelivered) {
-        Response history = RedisCli.send(redis.url(), Request.cmd(Command.LRANGE)
-            .arg("herald:{c:" + consumer + "}:history:" + eventId).arg(0).arg(-1));
-        List<String> kinds = history.stream().map(entry -> entry.toString().substring(0, 1)).toList();
-        assertEquals(List.of("D", "X", "D"), kinds, "one hand-out, one move to stale, one hand-out again");
+        JsonArray deliveries = http().get("/v1/consumers/" + consumer + "/events/" + eventId).json()
+            .getJsonArray("deliveries");
+        // one hand-out, one move to stale, one hand-out again
+        assertEquals(2, deliveries.size(), deliveries.encode());
+        assertEquals("DEADLINE_MISSED", deliveries.getJsonObject(0).getString("outcome"));
+        assertEquals(2, deliveries.getJsonObject(1).getInteger("deliveryCount"));
       }
     }
   }
