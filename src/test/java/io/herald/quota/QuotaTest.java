@@ -175,6 +175,22 @@ class QuotaTest extends GatewayTest {
     });
   }
 
+  @Test
+  @DisplayName("a deleted consumer's spool leaves the ledger; a consumer created again under its name starts from zero")
+  void deletedConsumerLeavesLedger() {
+    String topic = unique("short-lived");
+    String consumer = consumer(new JsonObject().put("namespace", "transient").put("quotaEvents", 5), topic);
+    http().publish(topic, events(1, 2, 3));
+    await().atMost(Duration.ofSeconds(5)).until(() ->
+        stats().getJsonObject("namespaces").getJsonObject("transient", new JsonObject()).getLong("usedBytes", 0L) > 0);
+    assertEquals(204, http().delete("/v1/admin/consumers/" + consumer).status());
+    await().atMost(Duration.ofSeconds(5)).until(() -> !stats().getJsonObject("namespaces").containsKey("transient"));
+
+    http().putConsumer(consumer, new JsonObject().put("topics", new JsonArray().add(topic)).put("quotaEvents", 5));
+    JsonArray results = http().publish(topic, events(1, 2, 3, 4, 5)).results();
+    results.forEach(r -> assertEquals("CONFIRMED", ((JsonObject) r).getString("status"), results.encode()));
+  }
+
   /** Polls 1000 events and acks them ("ack") or nacks them with that action. */
   private static void settle(String consumer, String how, int count) {
     Reply batch = http().poll(consumer, max(count));
