@@ -7,7 +7,6 @@ import io.herald.auth.BearerTokens;
 import io.herald.auth.JwtTokens;
 import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerDirectory;
-import io.herald.consumer.ConsumerSettings;
 import io.herald.consumer.ConsumerStore;
 import io.herald.delivery.NotificationVerticle;
 import io.herald.http.HttpApiVerticle;

@@ -5,7 +5,6 @@ import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.consumer.ConsumerStore;
 import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
 import io.herald.http.Requests;
 import io.herald.http.Responses;
 import io.herald.store.Keys;

@@ -2,7 +2,6 @@ package io.herald.quota;
 
 import io.herald.Addresses;
 import io.herald.consumer.ConsumerDirectory;
-import io.herald.consumer.ConsumerSettings;
 import io.herald.publish.PublishService;
 import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;

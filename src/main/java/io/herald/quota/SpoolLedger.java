@@ -21,12 +21,14 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The gateway-wide account of spooled bytes, against which publishes are admitted (quotas of the
- * gateway, namespaces, topics and consumers). It lives in Redis under one hash tag; every consumer's
- * own figures stay exact in the consumer's keys and reach the ledger when a publish settles its
- * hold, and otherwise within {@code quotas.syncMs} of any script that changed them (this node
- * remembers which consumers those were; {@link SpoolAccountVerticle} sends their figures). Shared
- * by the node's verticles: thread-safe, each call with the caller's own store.
+ * The gateway-wide account of spooled bytes and unacked events, against which publishes are
+ * admitted (quotas of the gateway, namespaces, topics and consumers) and polls get room
+ * (maxUnackedTotal). It lives in Redis under one hash tag; every consumer's own figures stay exact in
+ * the consumer's keys and reach the ledger when a publish or poll settles its hold, and otherwise
+ * within {@code quotas.syncMs} of any script that changed them (this node remembers which consumers
+ * those were; {@link SpoolAccountVerticle} sends their figures). Raised and cleared alerts are
+ * logged and published. Shared by the node's verticles: thread-safe, each call with the caller's
+ * own store.
  */
 public final class SpoolLedger {
   private static final System.Logger LOG = System.getLogger(SpoolLedger.class.getName());

@@ -16,7 +16,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.List;
 
 /**
  * One consumer's WebSocket: text frames of one JSON object each, answered by type. A bad frame gets
