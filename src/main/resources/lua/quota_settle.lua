@@ -1,7 +1,7 @@
--- Brings the ledger up to date with consumers' own figures, first giving back a hold (of a publish
--- round or a poll: its events are now in those figures, or never got there); then raises or clears
--- the spool and unacked alerts.
--- ARGV[1] hold id ('' for none), ARGV[2] the gateway's spool quota in bytes and ARGV[3] its
+-- Brings the ledger up to date with consumers' own figures, first giving back holds (of publish
+-- rounds or polls: their events are now in those figures, or never got there); then raises or
+-- clears the spool and unacked alerts.
+-- ARGV[1] hold ids, separated by spaces ('' for none), ARGV[2] the gateway's spool quota in bytes and ARGV[3] its
 -- maxUnackedTotal ('' for none), ARGV[4] and ARGV[5] the percentages of a limit at which an alert
 -- is raised and cleared; then per consumer: name, '1' if it exists else '0', its namespace ('' for
 -- none), version, salt, bytes, events, unacked, number of topics, then topic/bytes pairs (all but
@@ -12,7 +12,7 @@
 -- 1 when polls held back by maxUnackedTotal may go on else 0}.
 local now = now_ms()
 give_back_expired(now)
-if ARGV[1] ~= '' then give_back(ARGV[1]) end
+for hold in string.gmatch(ARGV[1], '%S+') do give_back(hold) end
 
 -- Moves one consumer's share of the usage from its old figures to its new ones.
 local function shift(name, old, new)

@@ -2,6 +2,7 @@ package io.herald.delivery;
 
 import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
+import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
@@ -35,18 +36,22 @@ public final class PollService {
   private final Waiters waiters;
   private final DueTimes dueTimes;
   private final SpoolLedger ledger;
+  private final HoldSettler settler;
   /** This node's id, as its wake-up channel and the events' history name it. */
   private final String node;
 
   /**
    * @param ledger       gives room under maxUnackedTotal, when one is configured
+   * @param settler      gives that room back
    * @param waiterPrefix "node/instance": the wake-up address of this instance's polls
    */
-  public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, SpoolLedger ledger, String waiterPrefix) {
+  public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, SpoolLedger ledger, HoldSettler settler,
+      String waiterPrefix) {
     this.vertx = vertx;
     this.store = store;
     this.dueTimes = dueTimes;
     this.ledger = ledger;
+    this.settler = settler;
     this.waiters = new Waiters(waiterPrefix, this::passOn);
     this.node = waiterPrefix.substring(0, waiterPrefix.indexOf('/'));
   }
@@ -178,10 +183,10 @@ public final class PollService {
 
     private void settle(String holdId) {
       store.eval(Script.SPOOL_FIGURES, Keys.consumer(consumer.name()), List.of())
-          .compose(reply -> ledger.settle(store, holdId, reply.type() == ResponseType.MULTI
+          .onSuccess(reply -> settler.settle(holdId, reply.type() == ResponseType.MULTI
               ? List.of(SpoolFigures.parse(consumer.name(), consumer, reply, 0)) : List.of()))
           .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
-              "Could not settle an unacked hold (given back later): " + failure.getMessage()));
+              "Could not read figures to settle an unacked hold (it lapses later): " + failure.getMessage()));
     }
 
     private void park(long remainingMs) {

@@ -16,6 +16,7 @@ import io.herald.delivery.Batch;
 import io.herald.history.EventHistory;
 import io.herald.delivery.PollService;
 import io.herald.publish.PublishService;
+import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
 import io.herald.store.RedisStore;
@@ -92,9 +93,10 @@ public final class HttpApiVerticle extends VerticleBase {
   public Future<?> start() {
     store = stores.get();
     DueTimes dueTimes = new DueTimes(store);
-    publisher = new PublishService(context, store, directory, topics, ledger, http.maxEventBytes(), dueTimes,
+    HoldSettler settler = new HoldSettler(vertx, store, ledger);
+    publisher = new PublishService(context, store, directory, topics, ledger, settler, http.maxEventBytes(), dueTimes,
         idempotencyWindowMs);
-    poller = new PollService(vertx, store, dueTimes, ledger, waiterPrefix);
+    poller = new PollService(vertx, store, dueTimes, ledger, settler, waiterPrefix);
     settlements = new Settlements(store, dueTimes);
     vertx.eventBus().<String>localConsumer(Addresses.wake(waiterPrefix), message -> poller.wake(message.body()));
     vertx.eventBus().localConsumer(Addresses.WAKE_ALL, message -> poller.wakeAll());

@@ -4,6 +4,7 @@ import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
 import io.herald.http.ErrorCode;
+import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
@@ -51,20 +52,23 @@ public final class PublishService {
   private final long maxEventBytes;
   private final DueTimes dueTimes;
   private final Idempotency idempotency;
+  private final HoldSettler settler;
   private List<PendingPublish> gathering = new ArrayList<>();
   private int gatheredEvents;
 
   /**
    * @param dueTimes            told when events with a time to live must expire
+   * @param settler             gives the ledger holds of publish rounds back
    * @param idempotencyWindowMs how long a topic remembers an idempotencyKey
    */
   public PublishService(Context context, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
-      SpoolLedger ledger, long maxEventBytes, DueTimes dueTimes, long idempotencyWindowMs) {
+      SpoolLedger ledger, HoldSettler settler, long maxEventBytes, DueTimes dueTimes, long idempotencyWindowMs) {
     this.context = context;
     this.store = store;
     this.consumers = consumers;
     this.topics = topics;
     this.ledger = ledger;
+    this.settler = settler;
     this.maxEventBytes = maxEventBytes;
     this.dueTimes = dueTimes;
     this.idempotency = new Idempotency(store, idempotencyWindowMs);
@@ -199,8 +203,7 @@ public final class PublishService {
       round.forEach(publish -> publish.finish(writes));
       idempotency.settle(round);
       if (holdId != null) {
-        ledger.settle(store, holdId, figures).onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
-            "Could not settle a spool hold (given back later): " + failure.getMessage()));
+        settler.settle(holdId, figures);
       }
     });
   }

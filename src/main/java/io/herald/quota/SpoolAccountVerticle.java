@@ -56,8 +56,8 @@ public final class SpoolAccountVerticle extends VerticleBase {
   public Future<?> start() {
     store = stores.get();
     // alerts are small: the gateway's event size limit never refuses them
-    publisher = new PublishService(context, store, directory, topics, ledger, Long.MAX_VALUE, new DueTimes(store),
-        ALERT_DEDUP_MS);
+    publisher = new PublishService(context, store, directory, topics, ledger, new HoldSettler(vertx, store, ledger),
+        Long.MAX_VALUE, new DueTimes(store), ALERT_DEDUP_MS);
     vertx.eventBus().<JsonObject>localConsumer(Addresses.ALERTS, message -> {
       JsonObject alert = message.body();
       publisher.publishSystem(alert.getString("topic"), alert.getJsonObject("payload"))
@@ -109,7 +109,7 @@ public final class SpoolAccountVerticle extends VerticleBase {
     for (int from = 0; from < names.size(); from += SYNC_BATCH) {
       List<String> batch = names.subList(from, Math.min(names.size(), from + SYNC_BATCH));
       chain = chain.compose(ok -> Future.all(batch.stream().map(this::figures).toList())
-          .compose(all -> ledger.settle(store, null, all.<SpoolFigures>list())));
+          .compose(all -> ledger.settle(store, List.of(), all.<SpoolFigures>list())));
     }
     return chain;
   }

@@ -119,12 +119,12 @@ public final class SpoolLedger {
   }
 
   /**
-   * Gives back the hold {@code holdId} (null for none) and brings the ledger up to date with these
-   * consumers' figures; announces raised or cleared alerts, and room under maxUnackedTotal for
-   * polls held back by it (on every node).
+   * Gives back the holds {@code holdIds} and brings the ledger up to date with these consumers'
+   * figures; announces raised or cleared alerts, and room under maxUnackedTotal for polls held back
+   * by it (on every node).
    */
-  public Future<Void> settle(RedisStore store, String holdId, Collection<SpoolFigures> figures) {
-    List<Object> args = new ArrayList<>(List.of(holdId == null ? "" : holdId, quota(quotas.spoolBytes()),
+  public Future<Void> settle(RedisStore store, Collection<String> holdIds, Collection<SpoolFigures> figures) {
+    List<Object> args = new ArrayList<>(List.of(String.join(" ", holdIds), quota(quotas.spoolBytes()),
         quota(quotas.maxUnackedTotal()), quotas.raisePercent(), quotas.clearPercent()));
     figures.forEach(f -> args.addAll(f.args()));
     return store.eval(Script.QUOTA_SETTLE, Keys.LEDGER, args).compose(reply -> {
