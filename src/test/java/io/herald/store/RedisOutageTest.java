@@ -59,7 +59,10 @@ class RedisOutageTest {
     redis.kill();
 
     for (Reply reply : List.of(http.publish("t/a", new JsonObject().put("payload", 2)),
+        http.publish("t/a", new JsonObject().put("payload", 2).put("idempotencyKey", "k")),
         http.poll("outage", new JsonObject()), http.metadata("outage"), http.ack("outage", "x"),
+        http.get("/v1/admin/stats"), http.get("/v1/admin/topics"), http.get("/v1/admin/topics/t/a"),
+        http.put("/v1/admin/topics/t/b", new JsonObject().put("enabled", false)),
         http.get("/health/ready"))) {
       assertEquals(503, reply.status(), reply.body());
       assertEquals("STORE_UNAVAILABLE", reply.errorCode(), reply.body());
