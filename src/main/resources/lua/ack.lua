@@ -11,11 +11,12 @@ local now
 local function ack(ackId)
   local id, seq, n, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%d+)%.(%x+)$')
   if not id or token ~= ack_token(cfg, id, seq, n) then return 'UNKNOWN' end
-  local current = delivery_state(id)
+  local entry = redis.call('HGET', K.deliveries, id)
+  local current = delivery_state(id, entry)
   if current then
     if current ~= n then return 'EXPIRED' end
     now = now or now_ms()
-    note_ack(id, now)
+    note_ack(id, now, waiting_handout(entry))
     spool_less(id, redis.call('HSTRLEN', K.events, id))
     redis.call('HDEL', K.events, id)
     redis.call('HDEL', K.deliveries, id)

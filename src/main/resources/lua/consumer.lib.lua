@@ -132,12 +132,16 @@ local function note(id, entry)
   redis.call('RPUSH', history_key(id), entry)
 end
 
--- Notes an ack, with the hand-out entry waiting in the deliveries entry (call it before that goes)
--- or `handout` when given: into the bucket of this time's acks when the event has no list, else
--- onto its list. Call touch_acked() once at the end of the script.
+-- The hand-out entry waiting in a deliveries entry ("n:seq|D ..."), or nil.
+local function waiting_handout(entry)
+  return string.match(entry or '', '|(.*)$')
+end
+
+-- Notes an ack with the event's waiting hand-out entry (nil if none): into the bucket of this
+-- time's acks when the event has no list, else onto its list. Call touch_acked() once at the end
+-- of the script.
 local touched_buckets = {}
 local function note_ack(id, now, handout)
-  handout = handout or string.match(redis.call('HGET', K.deliveries, id) or '', '|(.*)$')
   local list = history_key(id)
   if handout and redis.call('EXISTS', list) == 0 then
     local bucket = math.floor(now / HISTORY_AFTER_MS)
@@ -151,9 +155,9 @@ local function note_ack(id, now, handout)
 end
 
 -- Delivery count, arrival sequence and (while it waits out a nack delay) first hand-out time, as
--- strings, of a handed-out event; nil if it is not.
-local function delivery_state(id)
-  local v = redis.call('HGET', K.deliveries, id)
+-- strings, of a handed-out event; nil if it is not. `entry`: its deliveries entry, if read already.
+local function delivery_state(id, entry)
+  local v = entry or redis.call('HGET', K.deliveries, id)
   if not v then return nil end
   return string.match(v, '^(%d+):(%d+):?(%d*)')
 end

@@ -6,7 +6,7 @@ if redis.call('EXISTS', K.meta) == 0 then return 0 end
 -- hand-out entries waiting in the deliveries entries join their events' lists first
 local deliveries = redis.call('HGETALL', K.deliveries)
 for i = 1, #deliveries, 2 do
-  local handout = string.match(deliveries[i + 1], '|(.*)$')
+  local handout = waiting_handout(deliveries[i + 1])
   if handout then redis.call('RPUSH', history_key(deliveries[i]), handout) end
 end
 for _, id in ipairs(redis.call('HKEYS', K.events)) do

@@ -21,7 +21,7 @@ elseif redis.call('ZSCORE', K.errors, id) then
 end
 local entries = redis.call('LRANGE', history_key(id), 0, -1)
 -- the latest hand-out's entry waits in its deliveries entry
-local handout = string.match(redis.call('HGET', K.deliveries, id) or '', '|(.*)$')
+local handout = waiting_handout(redis.call('HGET', K.deliveries, id))
 if handout then table.insert(entries, handout) end
 if #entries == 0 then
   -- handed out once and acked: both entries are in the bucket of acks of that time

@@ -3,11 +3,8 @@ package io.herald.consumer;
 import io.herald.http.ApiException;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
+import io.herald.store.SettingsHash;
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonObject;
-import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Request;
-import io.vertx.redis.client.Response;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,15 +17,14 @@ import java.util.concurrent.atomic.AtomicReference;
  * per snapshot.
  */
 public final class ConsumerDirectory {
-  private static final System.Logger LOG = System.getLogger(ConsumerDirectory.class.getName());
   private static final int MATCH_CACHE_SIZE = 10_000;
 
-  private final RedisStore store;
+  private final SettingsHash<ConsumerSettings> stored;
   /** Replaced whole, by compare-and-set: reloads run on several event loops at once. */
   private final AtomicReference<Snapshot> snapshot = new AtomicReference<>(new Snapshot(Map.of()));
 
   public ConsumerDirectory(RedisStore store) {
-    this.store = store;
+    this.stored = new SettingsHash<>(store, Keys.CONSUMERS, "consumer", ConsumerSettings::parse);
   }
 
   private record Snapshot(Map<String, ConsumerSettings> consumers,
@@ -81,14 +77,7 @@ public final class ConsumerDirectory {
 
   /** Loads every consumer from Redis. */
   public Future<Void> reload() {
-    return store.send(Request.cmd(Command.HGETALL).arg(Keys.CONSUMERS)).map(reply -> {
-      Map<String, ConsumerSettings> consumers = new HashMap<>();
-      for (String name : reply.getKeys()) {
-        ConsumerSettings settings = decode(name, reply.get(name));
-        if (settings != null) {
-          consumers.put(name, settings);
-        }
-      }
+    return stored.all().map(consumers -> {
       snapshot.set(new Snapshot(consumers));
       return null;
     });
@@ -96,8 +85,7 @@ public final class ConsumerDirectory {
 
   /** Reloads one consumer after a change was announced. */
   public Future<Void> reload(String name) {
-    return store.send(Request.cmd(Command.HGET).arg(Keys.CONSUMERS).arg(name)).map(reply -> {
-      ConsumerSettings settings = reply == null ? null : decode(name, reply);
+    return stored.get(name).map(settings -> {
       snapshot.updateAndGet(current -> {
         Map<String, ConsumerSettings> consumers = new HashMap<>(current.consumers());
         if (settings == null) {
@@ -109,14 +97,5 @@ public final class ConsumerDirectory {
       });
       return null;
     });
-  }
-
-  private static ConsumerSettings decode(String name, Response stored) {
-    try {
-      return ConsumerSettings.parse(name, new JsonObject(stored.toString()));
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.ERROR, "Ignoring consumer '" + name + "' with unreadable settings in Redis: " + e.getMessage());
-      return null;
-    }
   }
 }

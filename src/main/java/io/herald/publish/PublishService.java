@@ -116,7 +116,7 @@ public final class PublishService {
     matching.stream().filter(c -> !c.enabled() && !c.admission().rejectPublishWhenRefused())
         .forEach(c -> discarded(c.name(), events.size()));
     PendingPublish publish = new PendingPublish(settings, events, matching, maxEventBytes,
-        quotasHold && ledger.applies(settings, matching.stream().filter(ConsumerSettings::enabled).toList()));
+        quotasHold && ledger.applies(settings, matching));
     int accepted = publish.accepted();
     if (accepted == 0) {
       publish.finish(Map.of());

@@ -63,15 +63,15 @@ public final class SpoolLedger {
     return drained;
   }
 
-  /** True when events of {@code topic} for these consumers count against some quota. */
+  /** True when events of {@code topic} for these consumers (the enabled ones) count against some quota. */
   public boolean applies(TopicSettings topic, List<ConsumerSettings> consumers) {
     if (quotas.spoolBytes() != null || topic.quotaBytes() != null) {
       return true;
     }
     for (ConsumerSettings consumer : consumers) {
       ConsumerSettings.Admission admission = consumer.admission();
-      if (admission.quotaBytes() != null || admission.quotaEvents() != null
-          || quotas.namespace(admission.namespace()) != null) {
+      if (admission.enabled() && (admission.quotaBytes() != null || admission.quotaEvents() != null
+          || quotas.namespace(admission.namespace()) != null)) {
         return true;
       }
     }

@@ -2,11 +2,10 @@ package io.herald.topic;
 
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
+import io.herald.store.SettingsHash;
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
-import io.vertx.redis.client.Response;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -16,13 +15,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * is announced), and their writes. Readers on any thread see an immutable snapshot.
  */
 public final class TopicDirectory {
-  private static final System.Logger LOG = System.getLogger(TopicDirectory.class.getName());
-
   private final RedisStore store;
+  private final SettingsHash<TopicSettings> stored;
   private final AtomicReference<Map<String, TopicSettings>> topics = new AtomicReference<>(Map.of());
 
   public TopicDirectory(RedisStore store) {
     this.store = store;
+    this.stored = new SettingsHash<>(store, Keys.TOPICS, "topic", TopicSettings::parse);
   }
 
   /** The topic's settings; the defaults for a topic never configured. */
@@ -55,14 +54,7 @@ public final class TopicDirectory {
 
   /** Loads every topic's settings from Redis. */
   public Future<Void> reload() {
-    return store.send(Request.cmd(Command.HGETALL).arg(Keys.TOPICS)).map(reply -> {
-      Map<String, TopicSettings> loaded = new HashMap<>();
-      for (String name : reply.getKeys()) {
-        TopicSettings settings = decode(name, reply.get(name));
-        if (settings != null) {
-          loaded.put(name, settings);
-        }
-      }
+    return stored.all().map(loaded -> {
       topics.set(Map.copyOf(loaded));
       return null;
     });
@@ -70,8 +62,7 @@ public final class TopicDirectory {
 
   /** Reloads one topic's settings after a change was announced. */
   public Future<Void> reload(String topic) {
-    return store.send(Request.cmd(Command.HGET).arg(Keys.TOPICS).arg(topic)).map(reply -> {
-      TopicSettings settings = reply == null ? null : decode(topic, reply);
+    return stored.get(topic).map(settings -> {
       topics.updateAndGet(current -> {
         Map<String, TopicSettings> next = new HashMap<>(current);
         if (settings == null) {
@@ -83,14 +74,5 @@ public final class TopicDirectory {
       });
       return null;
     });
-  }
-
-  private static TopicSettings decode(String name, Response stored) {
-    try {
-      return TopicSettings.parse(name, new JsonObject(stored.toString()));
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.ERROR, "Ignoring topic '" + name + "' with unreadable settings in Redis: " + e.getMessage());
-      return null;
-    }
   }
 }
