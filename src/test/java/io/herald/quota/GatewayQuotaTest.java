@@ -64,7 +64,9 @@ class GatewayQuotaTest extends GatewayTest {
     long copy = http().metadata(first).json().getLong("spooledBytes") / confirmed.get();
     assertEquals(40, refused.get());
     assertTrue(held <= QUOTA, "held " + held + " of " + QUOTA);
-    assertTrue(held + 2 * copy > QUOTA - 2_000, "the quota was nearly used up: held " + held);
+    // refusals came near the quota: the ledger may count a publish twice for a moment (its hold and,
+    // when a sync lands before the hold is settled, its consumers' figures), bounded by those in flight
+    assertTrue(held + 2 * copy > QUOTA - 8_000, "the quota was nearly used up: held " + held);
 
     JsonObject raised = Alerts.next(http(), alerts, "$sys/alerts/spool");
     assertEquals("RAISED", raised.getString("state"));

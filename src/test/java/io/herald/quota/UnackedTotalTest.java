@@ -1,5 +1,6 @@
 package io.herald.quota;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,7 @@ import io.herald.testing.NodeConfig;
 import io.herald.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -39,6 +41,10 @@ class UnackedTotalTest extends GatewayTest {
 
   private static long unacked(String consumer) {
     return http().metadata(consumer).json().getLong("unacked");
+  }
+
+  private static long total(List<String> consumers) {
+    return consumers.stream().mapToLong(UnackedTotalTest::unacked).sum();
   }
 
   private static void ackAll(String consumer, List<String> ackIds) {
@@ -80,11 +86,22 @@ class UnackedTotalTest extends GatewayTest {
     } finally {
       pollers.shutdown();
     }
-    long total = consumers.stream().mapToLong(UnackedTotalTest::unacked).sum();
-    assertEquals(LIMIT, total, "exactly the limit is handed out, never more");
+    assertTrue(total(consumers) <= LIMIT, "never more than the limit");
+    // the ledger errs on the full side for a moment (a poll's room is held until its figures
+    // replace it, and a sync of the same consumer may land first): a poller may have stopped with
+    // room left, which is handed out once the holds are settled, never beyond the limit
+    int[] turn = {0};
+    await().atMost(Duration.ofSeconds(10)).until(() -> {
+      int c = turn[0]++ % 4;
+      handedOut.get(c).addAll(http().poll(consumers.get(c), new JsonObject().put("maxEvents", 3)).ackIds());
+      long total = total(consumers);
+      assertTrue(total <= LIMIT, "never more than the limit: " + total);
+      return total == LIMIT;
+    });
     assertEquals(LIMIT, handedOut.stream().mapToInt(List::size).sum());
+    await().atMost(Duration.ofSeconds(5)).until(() ->
+        http().get("/v1/admin/stats").json().getJsonObject("unacked").getLong("used") == LIMIT);
     JsonObject stats = http().get("/v1/admin/stats").json().getJsonObject("unacked");
-    assertEquals(LIMIT, stats.getLong("used"));
     assertEquals("RAISED", stats.getString("alert"));
     assertEquals("RAISED", Alerts.next(http(), alerts, "$sys/alerts/unacked").getString("state"));
 
