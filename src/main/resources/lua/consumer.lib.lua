@@ -24,15 +24,17 @@
 --                            or the consumer's maxTtlMs) ends before their retention
 -- KEYS[17] charged    HASH   eventId -> its topic, for events counted against their topic's quota
 -- KEYS[18] topicBytes HASH   topic -> spooled bytes of the charged events of that topic
--- Scripts may add keys of their own from KEYS[19] on (EXTRA_KEY).
+-- KEYS[19] realized   ZSET   ledger holds ("<hold id>:<consumer>") whose effect this consumer's
+--                            figures include now -> when; the node removes them once the ledger knows
+-- Scripts may add keys of their own from KEYS[20] on (EXTRA_KEY).
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local K = {
   meta = KEYS[1], backlog = KEYS[2], events = KEYS[3], expiry = KEYS[4], waiters = KEYS[5],
   pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9], polls = KEYS[10],
   scheduled = KEYS[11], dead = KEYS[12], errors = KEYS[13], failures = KEYS[14], reasons = KEYS[15],
-  ttl = KEYS[16], charged = KEYS[17], topicBytes = KEYS[18],
+  ttl = KEYS[16], charged = KEYS[17], topicBytes = KEYS[18], realized = KEYS[19],
 }
-local EXTRA_KEY = 19
+local EXTRA_KEY = 20
 -- The consumer's name, as its keys spell it.
 local CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
 -- A node's wake-up channel is this prefix and its id (Keys.wakeChannel on the Java side).
@@ -270,13 +272,26 @@ local function count(amounts)
   spool_change.bytes, spool_change.events, spool_change.figures = 0, 0, false
 end
 
--- The consumer's figures for the ledger: {bytes, events, version, salt, unacked, topic1, bytes1,
--- ...}; the salt tells a consumer from an earlier one of the same name, whose versions counted from
--- zero too.
+-- Records that this script did what the ledger hold `hold` ('' for none) stood for: figures read
+-- from now on include it, and say so (see spool_figures).
+local REALIZED_KEPT_MS = 600000
+local function realize(hold)
+  if hold == '' then return end
+  local now = now_ms()
+  redis.call('ZADD', K.realized, now, hold)
+  -- normally removed by the node once the ledger knows; never kept longer than this
+  redis.call('ZREMRANGEBYSCORE', K.realized, '-inf', now - REALIZED_KEPT_MS)
+end
+
+-- The consumer's figures for the ledger: {bytes, events, version, salt, unacked, number of realized
+-- holds, the holds..., topic1, bytes1, ...}; the salt tells a consumer from an earlier one of the
+-- same name, whose versions counted from zero too.
 local function spool_figures()
   local v = redis.call('HMGET', K.meta, 'spooledBytes', 'spooledEvents', 'spoolVersion', 'salt')
+  local realized = redis.call('ZRANGE', K.realized, 0, -1)
   local figures = {tonumber(v[1] or '0'), tonumber(v[2] or '0'), tonumber(v[3] or '0'), v[4],
-    redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale)}
+    redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale), #realized}
+  for _, hold in ipairs(realized) do table.insert(figures, hold) end
   for _, field in ipairs(redis.call('HGETALL', K.topicBytes)) do table.insert(figures, field) end
   return figures
 end

@@ -14,5 +14,5 @@ for _, id in ipairs(redis.call('HKEYS', K.events)) do
 end
 redis.call('UNLINK', K.meta, K.backlog, K.events, K.expiry, K.waiters, K.pending, K.stale,
   K.deliveries, K.first, K.polls,
-  K.scheduled, K.dead, K.errors, K.failures, K.reasons, K.ttl, K.charged, K.topicBytes)
+  K.scheduled, K.dead, K.errors, K.failures, K.reasons, K.ttl, K.charged, K.topicBytes, K.realized)
 return 1

@@ -11,8 +11,11 @@
 --                        polls are held back by maxUnackedTotal
 -- KEYS[2] synced   HASH  consumer -> JSON of its latest figures {v, salt, b, e, u, ns, t = {topic = bytes}},
 --                        or {gone = salt} once it was deleted
--- KEYS[3] holds    HASH  hold id -> JSON list of {usage field, amount} to give back
--- KEYS[4] holdEnds ZSET  hold id -> when it is given back unsettled (its node died meanwhile)
+-- KEYS[3] holds    HASH  "<hold id>:<consumer>" -> JSON list of {usage field, amount} to give back
+-- KEYS[4] holdEnds ZSET  the same -> when it is given back unsettled (its node died meanwhile)
+-- A hold is given back when the node that took it settles it, or when figures of its consumer that
+-- include its effect arrive (the consumer's script realized it: see spool_figures), whichever
+-- comes first; so figures never count what a hold still counts.
 local USAGE, SYNCED, HOLDS, HOLD_ENDS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 local function now_ms()

@@ -11,6 +11,7 @@
 -- ARGV[5] who it goes to, for the events' history: "<node> <http|ws>"
 -- ARGV[6] most events that may become unacked (new and requeued ones: the room the gateway-wide
 --         maxUnackedTotal left), '' for no limit but the consumer's maxUnacked
+-- ARGV[7] the ledger hold of that room ('' for none)
 -- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal), nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
 -- the consumer does not exist, {-2, ms left} when it is blocked by its rate limit, or {-3} when it
 -- is disabled. nextDue:
@@ -120,6 +121,7 @@ if want > 0 then
 end
 
 if handed > redelivered then unacked_changed() end
+realize(ARGV[7])
 local counts = {delivered = handed, redelivered = redelivered}
 if cfg.auto then counts.acked = handed end
 count(counts)

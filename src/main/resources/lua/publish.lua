@@ -1,15 +1,16 @@
 -- Spools one publish round's events for one consumer.
--- ARGV quadruples of eventId, blob, ttlMs ('' for none), and the event's topic when it counts
--- against that topic's quota ('' otherwise).
+-- ARGV[1] the ledger hold of this consumer's part of the round ('' for none), then quadruples of
+-- eventId, blob, ttlMs ('' for none), and the event's topic when it counts against that topic's
+-- quota ('' otherwise).
 -- Returns {events spooled, the earliest TTL end among them or -1 (the scheduler must know it),
 -- then the spool's figures for the ledger (spool_figures)}, or -1 when the consumer does not exist
 -- or is disabled (the node's copy of its settings was behind).
 local cfg = settings()
 if not cfg or not cfg.enabled then return -1 end
-local events = #ARGV / 4
+local events = (#ARGV - 1) / 4
 local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
 local spooled, earliest = 0, -1
-for i = 1, #ARGV, 4 do
+for i = 2, #ARGV, 4 do
   local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
   seq = seq + 1
   -- HSETNX: a repeated eventId is spooled once
@@ -31,6 +32,7 @@ for i = 1, #ARGV, 4 do
     end
   end
 end
+realize(ARGV[1])
 count({published = spooled})
 if spooled > 0 then wake_waiter(cfg) end
 local result = {spooled, earliest}

@@ -1,6 +1,7 @@
 -- Decides, for each event of a publish round, whether every quota it would count against has room,
 -- and holds that room until quota_settle replaces the hold with the consumers' own figures. Atomic,
--- so concurrent publishers never overshoot a quota together.
+-- so concurrent publishers never overshoot a quota together. The room is held per consumer, under
+-- "<hold id>:<consumer>", as each consumer's spool script realizes its part separately.
 -- ARGV[1] hold id, ARGV[2] ms after which an unsettled hold is given back, ARGV[3] the gateway's
 -- quota in bytes ('' for none), ARGV[4] number of groups; then per group (the events of one
 -- publish request):
@@ -12,7 +13,7 @@
 -- all but these consumers, which skip it).
 local now = now_ms()
 give_back_expired(now)
--- room taken, by usage field: written once per field at the end, however many events took some
+-- room taken, by consumer and usage field: written once per field at the end
 local held = {}
 local gatewayQuota = tonumber(ARGV[3])
 local verdicts = {}
@@ -46,7 +47,7 @@ for _ = 1, tonumber(ARGV[4]) do
     local function take(field, amount)
       adding[field] = (adding[field] or 0) + amount
     end
-    local refusal, skipped, copies = nil, {}, 0
+    local refusal, skipped, copies, taking = nil, {}, 0, {}
     for _, c in ipairs(consumers) do
       local scope
       if not (fits('c:' .. c.name .. ':b', size, c.quotaBytes) and fits('c:' .. c.name .. ':e', 1, c.quotaEvents)) then
@@ -59,6 +60,7 @@ for _ = 1, tonumber(ARGV[4]) do
         take('c:' .. c.name .. ':e', 1)
         if c.ns ~= '' then take('n:' .. c.ns, size) end
         copies = copies + 1
+        table.insert(taking, c)
       elseif c.refuses then
         refusal = scope
         break
@@ -77,19 +79,30 @@ for _ = 1, tonumber(ARGV[4]) do
     else
       for field, amount in pairs(adding) do
         used[field] = current(field) + amount
-        held[field] = (held[field] or 0) + amount
+      end
+      -- each copy's share of every scope, held for the consumer that will hold the copy
+      for _, c in ipairs(taking) do
+        local mine = held[c.name] or {}
+        held[c.name] = mine
+        local function hold_for(field, amount) mine[field] = (mine[field] or 0) + amount end
+        hold_for('c:' .. c.name .. ':b', size)
+        hold_for('c:' .. c.name .. ':e', 1)
+        hold_for('g', size)
+        if c.ns ~= '' then hold_for('n:' .. c.ns, size) end
+        if topic ~= '' then hold_for('t:' .. topic, size) end
       end
       table.insert(verdicts, #skipped > 0 and ('S ' .. table.concat(skipped, ' ')) or '')
     end
   end
 end
-local hold = {}
-for field, amount in pairs(held) do
-  add(field, amount)
-  table.insert(hold, {field, amount})
-end
-if #hold > 0 then
-  redis.call('HSET', HOLDS, ARGV[1], cjson.encode(hold))
-  redis.call('ZADD', HOLD_ENDS, now + tonumber(ARGV[2]), ARGV[1])
+for consumer, fields in pairs(held) do
+  local hold = {}
+  for field, amount in pairs(fields) do
+    add(field, amount)
+    table.insert(hold, {field, amount})
+  end
+  local key = ARGV[1] .. ':' .. consumer
+  redis.call('HSET', HOLDS, key, cjson.encode(hold))
+  redis.call('ZADD', HOLD_ENDS, now + tonumber(ARGV[2]), key)
 end
 return verdicts

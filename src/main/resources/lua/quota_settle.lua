@@ -4,8 +4,8 @@
 -- ARGV[1] hold ids, separated by spaces ('' for none), ARGV[2] the gateway's spool quota in bytes and ARGV[3] its
 -- maxUnackedTotal ('' for none), ARGV[4] and ARGV[5] the percentages of a limit at which an alert
 -- is raised and cleared; then per consumer: name, '1' if it exists else '0', its namespace ('' for
--- none), version, salt, bytes, events, unacked, number of topics, then topic/bytes pairs (all but
--- the name and '0' omitted for one that does not exist). Consumers that count no unacked against
+-- none), version, salt, bytes, events, unacked, number of realized holds, those holds, number of
+-- topics, then topic/bytes pairs (all but the name and '0' omitted for one that does not exist). Consumers that count no unacked against
 -- maxUnackedTotal (those of $sys/ topics only) send 0 as their unacked.
 -- A figure older than the one the ledger has (lower version, same salt) is ignored.
 -- Returns {gateway bytes, spool alert 'RAISED' | 'CLEARED' | '', unacked total, unacked alert,
@@ -36,9 +36,13 @@ while at <= #ARGV do
   if exists then
     local new = {ns = ARGV[at + 2], v = tonumber(ARGV[at + 3]), salt = ARGV[at + 4], b = tonumber(ARGV[at + 5]),
       e = tonumber(ARGV[at + 6]), u = tonumber(ARGV[at + 7]), t = {}}
-    local topics = tonumber(ARGV[at + 8])
-    for i = 1, topics do new.t[ARGV[at + 7 + 2 * i]] = tonumber(ARGV[at + 8 + 2 * i]) end
-    at = at + 9 + 2 * topics
+    local realized = tonumber(ARGV[at + 8])
+    -- what these figures include is held no longer
+    for i = 1, realized do give_back(ARGV[at + 8 + i]) end
+    at = at + 9 + realized
+    local topics = tonumber(ARGV[at])
+    for i = 1, topics do new.t[ARGV[at - 1 + 2 * i]] = tonumber(ARGV[at + 2 * i]) end
+    at = at + 1 + 2 * topics
     -- a figure read before a newer one was applied, or of a consumer since deleted, changes nothing
     local stale = (old.salt == new.salt and old.v and old.v >= new.v) or old.gone == new.salt
     if not stale then

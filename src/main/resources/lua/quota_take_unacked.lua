@@ -1,6 +1,6 @@
 -- Takes room under the gateway-wide maxUnackedTotal for one poll, held until quota_settle gives it
 -- back with the consumer's new figures. Atomic, so polls on any nodes never overshoot together.
--- ARGV[1] hold id, ARGV[2] ms after which an unsettled hold is given back, ARGV[3] the limit,
+-- ARGV[1] hold id ("<id>:<consumer>", realized by that consumer's poll script), ARGV[2] ms after which an unsettled hold is given back, ARGV[3] the limit,
 -- ARGV[4] how many events the poll would like to make unacked at most.
 -- Returns the number it may make unacked (0 when the limit is reached: it hands out only stale
 -- deliveries, which are unacked already).

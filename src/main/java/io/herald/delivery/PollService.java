@@ -122,7 +122,7 @@ public final class PollService {
       }
       byte[] hold = new byte[12];
       RANDOM.nextBytes(hold);
-      String holdId = HexFormat.of().formatHex(hold);
+      String holdId = HexFormat.of().formatHex(hold) + ":" + consumer.name();
       ledger.takeUnacked(store, holdId, max)
           .onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, false))))
           .onSuccess(room -> run(holdId, room));
@@ -149,7 +149,7 @@ public final class PollService {
       String countedAs = countNext ? batchAckId : "";
       countNext = false;
       Future<Response> call = store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs,
-          countedAs, recipient, room));
+          countedAs, recipient, room, holdId == null ? "" : holdId));
       call.onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, true))))
           .onSuccess(reply -> {
             int status = reply.get(0).toInteger();
@@ -183,7 +183,7 @@ public final class PollService {
 
     private void settle(String holdId) {
       store.eval(Script.SPOOL_FIGURES, Keys.consumer(consumer.name()), List.of())
-          .onSuccess(reply -> settler.settle(holdId, reply.type() == ResponseType.MULTI
+          .onSuccess(reply -> settler.settle(List.of(holdId), reply.type() == ResponseType.MULTI
               ? List.of(SpoolFigures.parse(consumer.name(), consumer, reply, 0)) : List.of()))
           .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
               "Could not read figures to settle an unacked hold (it lapses later): " + failure.getMessage()));

@@ -184,26 +184,36 @@ public final class PublishService {
         });
   }
 
-  /** One spool script per consumer; then the ledger's hold (if any) is replaced by the consumers' figures. */
+  /**
+   * One spool script per consumer, each realizing its part of the ledger's hold (if any); then the
+   * hold is given back with the consumers' figures, which now include what it stood for.
+   */
   private void spool(List<PendingPublish> round, String holdId, long publishedAt) {
     Map<String, List<Object>> spools = new LinkedHashMap<>();
     round.forEach(publish -> publish.addTo(spools));
     Map<String, Future<Boolean>> writes = new LinkedHashMap<>();
     List<SpoolFigures> figures = new ArrayList<>();
-    spools.forEach((consumer, quads) -> writes.put(consumer,
-        store.eval(Script.PUBLISH, Keys.consumer(consumer), quads).map(reply -> {
+    List<String> holds = new ArrayList<>();
+    spools.forEach((consumer, quads) -> {
+      String hold = holdId == null ? "" : holdId + ":" + consumer;
+      if (holdId != null) {
+        holds.add(hold);
+      }
+      quads.add(0, hold);
+      writes.put(consumer, store.eval(Script.PUBLISH, Keys.consumer(consumer), quads).map(reply -> {
           if (reply.type() != ResponseType.MULTI) {
             return false; // deleted or disabled meanwhile
           }
           dueTimes.file(consumer, reply.get(1).toLong(), publishedAt);
           figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, 2));
           return true;
-        })));
+        }));
+    });
     Future.join(new ArrayList<>(writes.values())).onComplete(done -> {
       round.forEach(publish -> publish.finish(writes));
       idempotency.settle(round);
       if (holdId != null) {
-        settler.settle(holdId, figures);
+        settler.settle(holds, figures);
       }
     });
   }

@@ -29,12 +29,12 @@ public final class HoldSettler {
     this.ledger = ledger;
   }
 
-  /** Gives back {@code holdId} with these consumers' figures, within the window. */
-  public void settle(String holdId, List<SpoolFigures> consumerFigures) {
-    if (holds.isEmpty()) {
+  /** Gives back these holds with these consumers' figures, within the window. */
+  public void settle(List<String> holdIds, List<SpoolFigures> consumerFigures) {
+    if (holds.isEmpty() && figures.isEmpty()) {
       vertx.setTimer(WINDOW_MS, t -> flush());
     }
-    holds.add(holdId);
+    holds.addAll(holdIds);
     consumerFigures.forEach(f -> figures.merge(f.consumer(), f, (a, b) -> b.version() >= a.version() ? b : a));
   }
 

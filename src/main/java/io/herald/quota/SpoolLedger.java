@@ -111,7 +111,8 @@ public final class SpoolLedger {
 
   /**
    * Takes room for up to {@code wanted} more unacked events under maxUnackedTotal, held under
-   * {@code holdId} until {@link #settle}; the answer is how many the poll may hand out new.
+   * {@code holdId} ("<id>:<consumer>") until {@link #settle} or the poll's figures; the answer is how
+   * many the poll may hand out new.
    */
   public Future<Integer> takeUnacked(RedisStore store, String holdId, int wanted) {
     return store.eval(Script.QUOTA_TAKE_UNACKED, Keys.LEDGER, List.of(holdId, holdMs, quotas.maxUnackedTotal(), wanted))
@@ -128,12 +129,25 @@ public final class SpoolLedger {
         quota(quotas.maxUnackedTotal()), quotas.raisePercent(), quotas.clearPercent()));
     figures.forEach(f -> args.addAll(f.args()));
     return store.eval(Script.QUOTA_SETTLE, Keys.LEDGER, args).compose(reply -> {
+      forgetRealized(store, figures);
       alert("spool", reply.get(1).toString(), reply.get(0).toLong(), quotas.spoolBytes(), "bytes");
       alert("unacked", reply.get(3).toString(), reply.get(2).toLong(), quotas.maxUnackedTotal(), "events");
       return reply.get(4).toInteger() == 1
           ? store.send(Request.cmd(Command.PUBLISH).arg(Keys.ROOM_CHANNEL).arg("")).mapEmpty()
           : Future.succeededFuture();
     });
+  }
+
+  /** The ledger knows now: the consumers need not list these holds any more (best effort: they lapse). */
+  private static void forgetRealized(RedisStore store, Collection<SpoolFigures> figures) {
+    for (SpoolFigures f : figures) {
+      if (!f.realized().isEmpty()) {
+        Request forget = Request.cmd(Command.ZREM).arg(Keys.realized(f.consumer()));
+        f.realized().forEach(forget::arg);
+        store.send(forget).onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
+            "Could not forget realized holds of " + f.consumer() + ": " + failure.getMessage()));
+      }
+    }
   }
 
   /** Logs and publishes (on {@code $sys/alerts/<name>}) a raised or cleared alert. */

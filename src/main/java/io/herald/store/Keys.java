@@ -55,7 +55,12 @@ public final class Keys {
     String p = prefix(consumer);
     return List.of(p + "meta", p + "backlog", p + "events", p + "expiry", waiters(consumer),
         p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
-        p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes");
+        p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes", realized(consumer));
+  }
+
+  /** The ledger holds the consumer's scripts realized (KEYS[19] of the per-consumer scripts). */
+  public static String realized(String consumer) {
+    return prefix(consumer) + "realized";
   }
 
   /** The consumer's set of parked long polls (KEYS[5] of the per-consumer scripts). */

@@ -64,9 +64,8 @@ class GatewayQuotaTest extends GatewayTest {
     long copy = http().metadata(first).json().getLong("spooledBytes") / confirmed.get();
     assertEquals(40, refused.get());
     assertTrue(held <= QUOTA, "held " + held + " of " + QUOTA);
-    // refusals came near the quota: the ledger may count a publish twice for a moment (its hold and,
-    // when a sync lands before the hold is settled, its consumers' figures), bounded by those in flight
-    assertTrue(held + 2 * copy > QUOTA - 8_000, "the quota was nearly used up: held " + held);
+    // refusals came only near the quota (the alert event held for the alerts consumer counts too)
+    assertTrue(held + 2 * copy > QUOTA - 2_000, "the quota was nearly used up: held " + held);
 
     JsonObject raised = Alerts.next(http(), alerts, "$sys/alerts/spool");
     assertEquals("RAISED", raised.getString("state"));

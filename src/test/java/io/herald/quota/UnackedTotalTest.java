@@ -87,9 +87,9 @@ class UnackedTotalTest extends GatewayTest {
       pollers.shutdown();
     }
     assertTrue(total(consumers) <= LIMIT, "never more than the limit");
-    // the ledger errs on the full side for a moment (a poll's room is held until its figures
-    // replace it, and a sync of the same consumer may land first): a poller may have stopped with
-    // room left, which is handed out once the holds are settled, never beyond the limit
+    // a poller that was held back while others' holds were outstanding may have stopped with room
+    // left (the holds of polls that hand out fewer than they asked for): the room is handed out
+    // once they are settled, never beyond the limit
     int[] turn = {0};
     await().atMost(Duration.ofSeconds(10)).until(() -> {
       int c = turn[0]++ % 4;
