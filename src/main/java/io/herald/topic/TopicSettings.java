@@ -11,8 +11,8 @@ import io.vertx.core.json.JsonObject;
  *                      value than the gateway's has no effect: the smaller limit wins)
  * @param quotaBytes    most spooled bytes of this topic's events held (over all consumers), or null
  * @param enabled       false: shut down, every publish to it is refused with TOPIC_DISABLED
- * @param namespace     the namespace whose quota its events count against when the consumer holding
- *                      them has none, or null
+ * @param namespace     the tenant the topic belongs to, or null: stored and shown for grouping; spool
+ *                      counts against the namespace of the consumer that holds it, not the topic's
  */
 public record TopicSettings(String name, Long maxEventBytes, Long quotaBytes, boolean enabled, String namespace) {
 
