@@ -11,8 +11,10 @@
 -- ARGV[5] who it goes to, for the events' history: "<node> <http|ws>"
 -- ARGV[6] most events that may become unacked (new and requeued ones: the room the gateway-wide
 --         maxUnackedTotal left), '' for no limit but the consumer's maxUnacked
--- ARGV[7] the ledger hold of that room ('' for none)
--- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal), nextDue, ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
+-- ARGV[7] the ledger hold of that room ('' for none): the answer then ends with the consumer's
+--         figures (spool_figures), which the node hands the ledger in place of the hold
+-- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal), nextDue, number of
+-- figures at the end (0 without a hold), ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
 -- the consumer does not exist, {-2, ms left} when it is blocked by its rate limit, or {-3} when it
 -- is disabled. nextDue:
 -- when the scheduler next has work for the consumer (an ack deadline or a retention expiry), -1 if
@@ -32,7 +34,7 @@ end
 local max = tonumber(ARGV[1])
 local deadline = now + cfg.ackTimeoutMs
 local deadlineArg, nowArg = string.format('%d', deadline), string.format('%d', now)
-local out = {1, now, 0, -1}
+local out = {1, now, 0, -1, 0}
 local ackIds = {}
 local handed, redelivered = 0, 0
 
@@ -145,4 +147,9 @@ if waiter ~= '' then
 end
 -- a full batch may have left more behind: the next waiter takes it on
 if handed == max then wake_waiter(cfg) end
+if ARGV[7] ~= '' then
+  local figures = spool_figures()
+  out[5] = #figures
+  for _, figure in ipairs(figures) do table.insert(out, figure) end
+end
 return out

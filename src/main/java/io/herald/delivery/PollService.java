@@ -9,6 +9,7 @@ import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -16,7 +17,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
-import io.vertx.redis.client.ResponseType;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -30,6 +30,8 @@ import java.util.List;
 public final class PollService {
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final System.Logger LOG = System.getLogger(PollService.class.getName());
+  /** Where the poll script's answer lists the first event (after status, time, heldBack, nextDue, figures count). */
+  private static final int FIRST_EVENT = 5;
 
   private final Vertx vertx;
   private final RedisStore store;
@@ -161,7 +163,7 @@ public final class PollService {
               }));
               return;
             }
-            int handed = (reply.size() - 4) / 4;
+            int handed = (reply.size() - FIRST_EVENT - reply.get(4).toInteger()) / 4;
             boolean auto = consumer.ackMode() == ConsumerSettings.AckMode.AUTO;
             if (handed > 0 || remainingMs == 0 || answer.future().isComplete()) {
               long nextDue = reply.get(3).toLong();
@@ -175,18 +177,20 @@ public final class PollService {
           })
           .onComplete(done -> {
             if (holdId != null) {
-              // after the answer: the consumer's own figures replace the room held
-              settle(holdId);
+              // after the answer: the consumer's figures at its end replace the room held
+              settler.settle(List.of(holdId), figures(done));
             }
           });
     }
 
-    private void settle(String holdId) {
-      store.eval(Script.SPOOL_FIGURES, Keys.consumer(consumer.name()), List.of())
-          .onSuccess(reply -> settler.settle(List.of(holdId), reply.type() == ResponseType.MULTI
-              ? List.of(SpoolFigures.parse(consumer.name(), consumer, reply, 0)) : List.of()))
-          .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
-              "Could not read figures to settle an unacked hold (it lapses later): " + failure.getMessage()));
+    /** The consumer's figures at the end of a poll's answer; none when the poll did not run. */
+    private List<SpoolFigures> figures(AsyncResult<Response> done) {
+      if (done.failed() || done.result().get(0).toInteger() < 0) {
+        return List.of();
+      }
+      Response reply = done.result();
+      int figures = reply.get(4).toInteger();
+      return List.of(SpoolFigures.parse(consumer.name(), consumer, reply, reply.size() - figures));
     }
 
     private void park(long remainingMs) {
@@ -249,7 +253,7 @@ public final class PollService {
         .appendString(handed > 0 && batchAckId != null ? "\"" + batchAckId + "\"" : "null")
         .appendString(",\"events\":[");
     for (int i = 0; i < handed; i++) {
-      int at = 4 + i * 4;
+      int at = FIRST_EVENT + i * 4;
       String ackId = reply.get(at).toString();
       json.appendString(i == 0 ? "{" : ",{");
       if (!ackId.isEmpty()) {
