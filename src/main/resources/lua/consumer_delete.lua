@@ -1,6 +1,7 @@
 -- Deletes a consumer with everything spooled for it. Its batch keys, ack memory and histories of
 -- acked events expire alone;
 -- the histories of the events it held are given the expiry they would have had on leaving.
+-- KEYS[EXTRA_KEY] the consumer's idempotent events (publish.lua)
 -- Returns 1 when it existed, 0 otherwise.
 if redis.call('EXISTS', K.meta) == 0 then return 0 end
 -- hand-out entries waiting in the deliveries entries join their events' lists first
@@ -14,5 +15,5 @@ for _, id in ipairs(redis.call('HKEYS', K.events)) do
 end
 redis.call('UNLINK', K.meta, K.backlog, K.events, K.expiry, K.waiters, K.pending, K.stale,
   K.deliveries, K.first, K.polls,
-  K.scheduled, K.dead, K.errors, K.failures, K.reasons, K.ttl, K.charged, K.topicBytes, K.realized)
+  K.scheduled, K.dead, K.errors, K.failures, K.reasons, K.ttl, K.charged, K.topicBytes, K.realized, KEYS[EXTRA_KEY])
 return 1

@@ -1,20 +1,34 @@
 -- Spools one publish round's events for one consumer.
--- ARGV[1] the ledger hold of this consumer's part of the round ('' for none), then quadruples of
--- eventId, blob, ttlMs ('' for none), and the event's topic when it counts against that topic's
--- quota ('' otherwise).
+-- KEYS[EXTRA_KEY] idempotent ZSET eventId -> when it was spooled, for the events published with an
+--                 idempotencyKey during the last dedup window
+-- ARGV[1] the ledger hold of this consumer's part of the round ('' for none)
+-- ARGV[2] the dedup window in ms (publish.idempotencyWindowMs)
+-- ARGV[3..] quintuples of eventId, blob, ttlMs ('' for none), the event's topic when it counts
+-- against that topic's quota ('' otherwise), and 'K' when it was published with an idempotencyKey
+-- ('' otherwise): such an event is spooled at most once for this consumer within the window,
+-- whatever became of it since (acked, dead-lettered, dropped), so a retry of a publish whose outcome
+-- was unknown never hands the consumer an event it already had.
 -- Returns {events spooled, the earliest TTL end among them or -1 (the scheduler must know it),
 -- then the spool's figures for the ledger (spool_figures)}, or -1 when the consumer does not exist
 -- or is disabled (the node's copy of its settings was behind).
 local cfg = settings()
 if not cfg or not cfg.enabled then return -1 end
-local events = (#ARGV - 1) / 4
+local idempotent = KEYS[EXTRA_KEY]
+local events = (#ARGV - 2) / 5
 local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
 local spooled, earliest = 0, -1
-for i = 2, #ARGV, 4 do
+local keyedAt
+for i = 3, #ARGV, 5 do
   local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
   seq = seq + 1
+  local fresh = true
+  if ARGV[i + 4] == 'K' then
+    keyedAt = keyedAt or now_ms()
+    fresh = not redis.call('ZSCORE', idempotent, id)
+    if fresh then redis.call('ZADD', idempotent, keyedAt, id) end
+  end
   -- HSETNX: a repeated eventId is spooled once
-  if redis.call('HSETNX', K.events, id, blob) == 1 then
+  if fresh and redis.call('HSETNX', K.events, id, blob) == 1 then
     redis.call('ZADD', K.backlog, seq, id)
     spooled = spooled + 1
     spool_more(#blob, 1)
@@ -31,6 +45,10 @@ for i = 2, #ARGV, 4 do
       if earliest < 0 or ends < earliest then earliest = ends end
     end
   end
+end
+if keyedAt then
+  redis.call('ZREMRANGEBYSCORE', idempotent, '-inf', keyedAt - tonumber(ARGV[2]))
+  redis.call('PEXPIRE', idempotent, ARGV[2])
 end
 realize(ARGV[1])
 count({published = spooled})

@@ -40,7 +40,7 @@ public final class ConsumerStore {
   /** Removes the consumer from the list first so no node spools for it, then its keys. */
   public Future<Boolean> delete(String name) {
     return store.send(Request.cmd(Command.HDEL).arg(Keys.CONSUMERS).arg(name))
-        .compose(removed -> store.eval(Script.CONSUMER_DELETE, Keys.consumer(name), List.of())
+        .compose(removed -> store.eval(Script.CONSUMER_DELETE, Keys.spool(name), List.of())
             .compose(deleted -> announce(name)
                 .map(ignored -> removed.toInteger() == 1 || deleted.toInteger() == 1)));
   }

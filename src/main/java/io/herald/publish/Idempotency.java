@@ -16,7 +16,8 @@ import java.util.Map;
  * the dedup window before it is spooled. A repeat finds the claim: if the first publish was stored,
  * the repeat answers its eventId ({@code duplicate: true}) and stores nothing; if its outcome is
  * not known (it is still on its way, or Redis failed under it), the repeat spools the same eventId
- * again, which a consumer that has it already ignores, so a publish that timed out is safe to retry.
+ * again, which a consumer that had it already (whatever became of it there since) ignores, so a
+ * publish that timed out is safe to retry.
  */
 final class Idempotency {
   private final RedisStore store;

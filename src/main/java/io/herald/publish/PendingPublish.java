@@ -130,7 +130,8 @@ final class PendingPublish {
 
   /**
    * The event repeats one whose outcome is not known: it is spooled again under that eventId (a
-   * consumer that has it already keeps its copy), with that one's publish time.
+   * consumer that had it already takes nothing: publish.lua remembers keyed eventIds for the
+   * window), with that one's publish time.
    */
   void respool(int index, String eventId) {
     eventIds[index] = eventId;
@@ -185,7 +186,10 @@ final class PendingPublish {
     return skipped;
   }
 
-  /** Adds the (eventId, blob, ttlMs, charged topic) of every admitted event to each consumer's spool. */
+  /**
+   * Adds the (eventId, blob, ttlMs, charged topic, 'K' for an idempotencyKey) of every admitted
+   * event to each consumer's spool.
+   */
   void addTo(Map<String, List<Object>> spools) {
     String charged = topic.quotaBytes() == null ? "" : topic.name();
     for (int i = 0; i < events.size(); i++) {
@@ -203,6 +207,7 @@ final class PendingPublish {
         spool.add(blobs[i]);
         spool.add(event.ttlMs() == null ? "" : event.ttlMs());
         spool.add(charged);
+        spool.add(event.idempotencyKey() == null ? "" : "K");
       }
     }
   }

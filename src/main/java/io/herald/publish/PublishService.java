@@ -52,6 +52,7 @@ public final class PublishService {
   private final long maxEventBytes;
   private final DueTimes dueTimes;
   private final Idempotency idempotency;
+  private final long idempotencyWindowMs;
   private final HoldSettler settler;
   private List<PendingPublish> gathering = new ArrayList<>();
   private int gatheredEvents;
@@ -72,6 +73,7 @@ public final class PublishService {
     this.maxEventBytes = maxEventBytes;
     this.dueTimes = dueTimes;
     this.idempotency = new Idempotency(store, idempotencyWindowMs);
+    this.idempotencyWindowMs = idempotencyWindowMs;
   }
 
   /** Publishes a request body to {@code topic}; the result is the protocol's {@code results} body. */
@@ -194,13 +196,13 @@ public final class PublishService {
     Map<String, Future<Boolean>> writes = new LinkedHashMap<>();
     List<SpoolFigures> figures = new ArrayList<>();
     List<String> holds = new ArrayList<>();
-    spools.forEach((consumer, quads) -> {
+    spools.forEach((consumer, events) -> {
       String hold = holdId == null ? "" : holdId + ":" + consumer;
       if (holdId != null) {
         holds.add(hold);
       }
-      quads.add(0, hold);
-      writes.put(consumer, store.eval(Script.PUBLISH, Keys.consumer(consumer), quads).map(reply -> {
+      events.addAll(0, List.of(hold, idempotencyWindowMs));
+      writes.put(consumer, store.eval(Script.PUBLISH, Keys.spool(consumer), events).map(reply -> {
           if (reply.type() != ResponseType.MULTI) {
             return false; // deleted or disabled meanwhile
           }

@@ -1,5 +1,6 @@
 package io.herald.store;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -61,6 +62,16 @@ public final class Keys {
   /** The ledger holds the consumer's scripts realized (KEYS[19] of the per-consumer scripts). */
   public static String realized(String consumer) {
     return prefix(consumer) + "realized";
+  }
+
+  /**
+   * The keys of {@code publish.lua} and {@code consumer_delete.lua}: the consumer's, then the
+   * eventIds spooled for it with an idempotencyKey during the dedup window.
+   */
+  public static List<String> spool(String consumer) {
+    List<String> keys = new ArrayList<>(consumer(consumer));
+    keys.add(prefix(consumer) + "idempotent");
+    return keys;
   }
 
   /** The consumer's set of parked long polls (KEYS[5] of the per-consumer scripts). */

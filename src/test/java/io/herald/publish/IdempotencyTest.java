@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.GatewayTest;
+import io.herald.testing.Http;
 import io.herald.testing.NodeConfig;
 import io.herald.testing.RedisCli;
 import io.vertx.core.json.JsonArray;
@@ -15,6 +16,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -107,6 +109,29 @@ class IdempotencyTest extends GatewayTest {
         .arg("P " + eventId).arg("XX").arg("KEEPTTL"));
     assertEquals(eventId, publish(topic, keyed(1, "stored")).getString("eventId"));
     assertEquals(1, http().metadata(consumer).json().getLong("backlog"));
+  }
+
+  @Test
+  @DisplayName("a retry of a publish of unknown outcome never spools the event again for a consumer that already acked it")
+  void retryAfterAckDoesNotRedeliver() {
+    String topic = unique("orders");
+    String consumer = consumer(new JsonObject(), topic);
+    String eventId = publish(topic, keyed(1, "acked")).getString("eventId");
+    // the answer was lost: the node died after spooling, before recording that it had
+    RedisCli.send(redis.url(), Request.cmd(Command.SET).arg("herald:{t:" + topic + "}:idem:acked")
+        .arg("P " + eventId).arg("XX").arg("KEEPTTL"));
+    Http.Reply batch = http().poll(consumer, max(10));
+    assertEquals(List.of(eventId), batch.eventIds());
+    assertEquals("ACKED", http().ack(consumer, batch.ackIds().get(0)).results().getJsonObject(0).getString("status"));
+
+    JsonObject retried = publish(topic, keyed(1, "acked"));
+    assertEquals(eventId, retried.getString("eventId"));
+    assertTrue(retried.getBoolean("duplicate"));
+    assertEquals(1, retried.getInteger("matched"));
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("backlog"));
+    assertEquals(1, metadata.getJsonObject("totals").getLong("published"));
+    assertEquals(List.of(), http().poll(consumer, max(10)).eventIds());
   }
 
   @Test

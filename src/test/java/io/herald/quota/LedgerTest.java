@@ -63,8 +63,8 @@ class LedgerTest extends GatewayTest {
     assertEquals(1, verdicts.size());
     assertEquals(100, charged(topic));
     String blob = "x".repeat(100);
-    Response spooled = store.eval(Script.PUBLISH, Keys.consumer(name),
-        List.of("round1:" + name, "018000000000-0000000000000001", blob, "", topic)).await();
+    Response spooled = store.eval(Script.PUBLISH, Keys.spool(name),
+        List.of("round1:" + name, 300_000, "018000000000-0000000000000001", blob, "", topic, "")).await();
     SpoolFigures fromSpool = SpoolFigures.parse(name, consumer, spooled, 2);
     assertEquals(List.of("round1:" + name), fromSpool.realized());
 
