@@ -344,27 +344,31 @@ local function expire(cfg, id, why, now, seq, n)
   fail(cfg, id, seq, tonumber(n or '0'), why, now)
 end
 
--- Deliveries whose deadline passed become stale: they wait out their backoff before the next
--- hand-out, or expire at once if their time ran out meanwhile, or go to the dead-letter queue if
--- another delivery would exceed maxDeliveries. Bounded by limit.
+-- A delivery ended unacked at `at` (its deadline passed, or its socket closed): it becomes stale and
+-- waits out its backoff from then, or expires at once if its time ran out meanwhile, or goes to the
+-- dead-letter queue if another delivery would exceed maxDeliveries.
+local function lapse(cfg, id, at, now)
+  local ends, why = ends_at(cfg, id)
+  local n, seq = delivery_state(id)
+  n = tonumber(n or '1')
+  if ends <= now then
+    expire(cfg, id, why, now, seq, n)
+  elseif cfg.maxDeliveries > 0 and n >= cfg.maxDeliveries and seq then
+    note(id, 'X ' .. at)
+    fail(cfg, id, seq, n, 'MAX_DELIVERIES', now)
+  else
+    redis.call('ZADD', K.stale, at + backoff(cfg, n), id)
+    redis.call('ZADD', K.expiry, ends, id)
+    redis.call('ZREM', K.pending, id)
+    note(id, 'X ' .. at)
+  end
+end
+
+-- Deliveries whose deadline passed lapse (see lapse). Bounded by limit.
 local function make_due_stale(cfg, now, limit)
   local due = redis.call('ZRANGEBYSCORE', K.pending, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   for i = 1, #due, 2 do
-    local id, deadline = due[i], tonumber(due[i + 1])
-    local ends, why = ends_at(cfg, id)
-    local n, seq = delivery_state(id)
-    n = tonumber(n or '1')
-    if ends <= now then
-      expire(cfg, id, why, now, seq, n)
-    elseif cfg.maxDeliveries > 0 and n >= cfg.maxDeliveries and seq then
-      note(id, 'X ' .. deadline)
-      fail(cfg, id, seq, n, 'MAX_DELIVERIES', now)
-    else
-      redis.call('ZADD', K.stale, deadline + backoff(cfg, n), id)
-      redis.call('ZADD', K.expiry, ends, id)
-      redis.call('ZREM', K.pending, id)
-      note(id, 'X ' .. deadline)
-    end
+    lapse(cfg, due[i], tonumber(due[i + 1]), now)
   end
 end
 

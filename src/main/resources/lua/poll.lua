@@ -51,6 +51,11 @@ local function hand_out(id, seq, n, from, firstAt)
     expire(cfg, id, why, now, seq, tonumber(n) - 1)
     return
   end
+  if from and cfg.maxDeliveries > 0 and tonumber(n) > cfg.maxDeliveries then
+    -- maxDeliveries lowered since it came back: the delivery it would be is one too many
+    fail(cfg, id, seq, tonumber(n) - 1, 'MAX_DELIVERIES', now)
+    return
+  end
   handed = handed + 1
   if from then redelivered = redelivered + 1 end
   if cfg.auto then

@@ -8,6 +8,8 @@ local now = now_ms()
 local limit = tonumber(ARGV[1])
 make_due_stale(cfg, now, limit)
 expire_due(cfg, now, limit)
+-- events dropped on the way are remembered for a while (touch_acked gives that memory its expiry)
+touch_acked()
 
 wake_waiter(cfg)
 return next_due(cfg, next_redelivery(now))

@@ -80,6 +80,31 @@ class SocketLifecycleTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("with redeliverOnDisconnect, deliveries ended by a closing socket count against maxDeliveries: a poison event reaches the dead-letter queue")
+  void disconnectsCountAgainstMaxDeliveries() {
+    String topic = unique("poison");
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 600_000).put("redeliverOnDisconnect", true)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0).put("maxDeliveries", 2)), topic);
+    http().publish(topic, event("crashes every client"));
+    for (int delivery = 1; delivery <= 2; delivery++) {
+      // a client that receives the event and dies before acking it
+      try (TestSocket socket = open(nodeA, consumer)) {
+        socket.send(new JsonObject().put("op", "subscribe").put("window", 1));
+        assertEquals("subscribed", socket.next().getString("type"));
+        JsonObject batch = socket.next();
+        assertEquals(delivery, batch.getJsonArray("events").getJsonObject(0).getInteger("deliveryCount"));
+      }
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> http().metadata(consumer).json().getLong("deadLetters") == 1);
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("unacked"));
+    assertEquals(0, metadata.getLong("backlog"));
+    JsonObject dead = http().post("/v1/consumers/" + consumer + "/dead-letters/poll", new JsonObject()).events().getJsonObject(0);
+    assertEquals("MAX_DELIVERIES", dead.getString("deadLetterReason"));
+    assertEquals(2, dead.getInteger("deliveryCount"));
+  }
+
+  @Test
   @DisplayName("a node that stops closes its sockets with 1001, and their unacked events come back elsewhere")
   void shutdownClosesWith1001() {
     String topic = unique("shutdown");
