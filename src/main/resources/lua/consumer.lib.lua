@@ -330,6 +330,11 @@ end
 -- dropped with deadLetter off; one already in the dead-letter or error queue leaves for good
 -- (counted as expired). seq and n: its arrival sequence and delivery count, if the caller has them.
 local function expire(cfg, id, why, now, seq, n)
+  if redis.call('HEXISTS', K.events, id) == 0 then
+    -- an index entry that outlived its event (left by an older version): only the entry goes
+    forget(id)
+    return
+  end
   if redis.call('HEXISTS', K.failures, id) == 1 then
     note(id, 'L ' .. now)
     forget(id)

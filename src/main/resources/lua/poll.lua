@@ -59,8 +59,15 @@ local function hand_out(id, seq, n, from, firstAt)
   handed = handed + 1
   if from then redelivered = redelivered + 1 end
   if cfg.auto then
-    -- at-most-once: handing out is acknowledging (auto mode never has stale deliveries)
+    -- at-most-once: handing out is acknowledging. A redelivery here is one handed out before the
+    -- consumer switched to auto: its explicit delivery ends with it.
+    if from then
+      withdraw(id)
+      unacked_changed()
+    end
     redis.call('HDEL', K.events, id)
+    if from or ttl_in_use then redis.call('ZREM', K.expiry, id) end
+    if ttl_in_use then redis.call('ZREM', K.ttl, id) end
     spool_less(id, #blob)
     remember_ack(cfg, tonumber(seq))
     note_ack(id, nowArg, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5])

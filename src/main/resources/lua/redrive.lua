@@ -12,11 +12,18 @@ local now = now_ms()
 
 local function redrive(id)
   local failure = redis.call('HGET', K.failures, id)
-  if not failure or redis.call('ZREM', queue, id) == 0 then return 'UNKNOWN' end
+  if not failure or not redis.call('ZSCORE', queue, id) then return 'UNKNOWN' end
+  local seq = cjson.decode(failure).seq
+  if not seq or redis.call('HEXISTS', K.events, id) == 0 then
+    -- an entry that outlived its event (left by an older version): it goes, nothing comes back
+    forget(id)
+    return 'UNKNOWN'
+  end
+  redis.call('ZREM', queue, id)
   redis.call('HDEL', K.failures, id)
   -- back with what is left of its retention (a TTL does not follow it into the queues)
   redis.call('ZREM', K.expiry, id)
-  redis.call('ZADD', K.backlog, cjson.decode(failure).seq, id)
+  redis.call('ZADD', K.backlog, seq, id)
   -- back in the consumer's spool (not charged to its topic again)
   spool_more(redis.call('HSTRLEN', K.events, id), 1)
   moved = moved + 1

@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.herald.testing.GatewayTest;
+import io.herald.testing.RedisCli;
 import io.herald.testing.Http.Reply;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -32,6 +35,35 @@ class FailedEventsTest extends GatewayTest {
     Reply reply = nodeB.http().post("/v1/consumers/" + consumer + "/" + queue + "/poll", new JsonObject().put("maxEvents", 10));
     assertEquals(200, reply.status(), reply.body());
     return reply;
+  }
+
+  @Test
+  @DisplayName("a dead-letter entry whose event is gone (left by an older version) is cleared by a redrive, which goes on with the real ones")
+  void redriveClearsEntriesWithoutEvent() {
+    String topic = unique("ghost");
+    String consumer = deadLettering(topic);
+    http().publish(topic, events(1));
+    failAll(consumer, "REQUEUE");
+    String ghost = "000000000001-0000000000000001";
+    String prefix = "herald:{c:" + consumer + "}:";
+    Runnable leaveGhost = () -> {
+      RedisCli.send(redis.url(), Request.cmd(Command.ZADD).arg(prefix + "dead").arg(0).arg(ghost));
+      RedisCli.hset(redis.url(), prefix + "failures", ghost, "{\"deadLetterReason\":\"TTL_EXPIRED\",\"deliveryCount\":0}");
+    };
+    leaveGhost.run();
+    long scriptErrors = RedisCli.errors(redis.url(), "ERR");
+
+    Reply named = http().post("/v1/consumers/" + consumer + "/dead-letters/redrive",
+        new JsonObject().put("eventIds", new JsonArray().add(ghost)));
+    assertEquals(200, named.status(), named.body());
+    assertEquals("UNKNOWN", named.results().getJsonObject(0).getString("status"));
+    leaveGhost.run();
+    Reply all = http().post("/v1/consumers/" + consumer + "/dead-letters/redrive", new JsonObject().put("all", true));
+    assertEquals(1, all.json().getInteger("redriven"), all.body());
+    assertEquals(List.of(1), http().poll(consumer, new JsonObject()).events().stream()
+        .map(e -> ((JsonObject) e).getInteger("payload")).toList());
+    assertEquals(0, http().metadata(consumer).json().getLong("deadLetters"));
+    assertEquals(scriptErrors, RedisCli.errors(redis.url(), "ERR"), "no script failed inside Redis");
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.herald.testing.GatewayTest;
+import io.herald.testing.RedisCli;
 import io.herald.testing.Http.Reply;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -43,6 +44,36 @@ class TimeToLiveTest extends GatewayTest {
     JsonObject metadata = http().metadata(plain).json();
     assertEquals(2, metadata.getLong("backlog"), "the others live on: " + metadata.encode());
     assertEquals(0, metadata.getLong("unacked"));
+  }
+
+  @Test
+  @DisplayName("in ackMode auto an event handed out takes its time to live with it: only the event left unpolled is dead-lettered")
+  void autoAckedEventLeavesNoTtlBehind() {
+    autoAckedEventLeavesNoTtlBehind(true);
+  }
+
+  @Test
+  @DisplayName("in ackMode auto with deadLetter off only the event left unpolled is dropped")
+  void autoAckedEventLeavesNoTtlBehindWhenDropping() {
+    autoAckedEventLeavesNoTtlBehind(false);
+  }
+
+  private static void autoAckedEventLeavesNoTtlBehind(boolean deadLetter) {
+    long scriptErrors = RedisCli.errors(redis.url(), "ERR");
+    String topic = unique("autottl");
+    String consumer = consumer(new JsonObject().put("ackMode", "auto").put("maxTtlMs", 1000).put("deadLetter", deadLetter), topic);
+    http().publish(topic, event("polled"));
+    assertEquals(1, http().poll(consumer, new JsonObject()).events().size());
+    http().publish(topic, event("left"));
+    String ended = deadLetter ? "deadLettered" : "dropped";
+    await().atMost(Duration.ofSeconds(10)).until(() -> http().metadata(consumer).json().getJsonObject("totals").getLong(ended) >= 1);
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(1, metadata.getJsonObject("totals").getLong(ended), metadata.encode());
+    assertEquals(0, metadata.getLong("spooledEvents"));
+    assertEquals(0, metadata.getLong("spooledBytes"));
+    assertEquals(deadLetter ? List.of("left:TTL_EXPIRED") : List.of(), deadLetterReasons(consumer));
+    assertEquals(deadLetter ? 1 : 0, metadata.getLong("deadLetters"));
+    assertEquals(scriptErrors, RedisCli.errors(redis.url(), "ERR"), "no script failed inside Redis");
   }
 
   @Test

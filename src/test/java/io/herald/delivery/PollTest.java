@@ -33,6 +33,41 @@ class PollTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a consumer switched from explicit to auto acks its earlier deliveries as they come back, and they stop holding maxUnacked")
+  void switchToAutoSettlesEarlierDeliveries() {
+    String topic = unique("switch");
+    JsonObject explicit = new JsonObject().put("topics", new io.vertx.core.json.JsonArray().add(topic))
+        .put("maxUnacked", 2).put("ackTimeoutMs", 5000).put("redelivery", new JsonObject().put("initialDelayMs", 0));
+    String consumer = unique("c");
+    assertEquals(201, http().putConsumer(consumer, explicit).status());
+    List<String> ids = publish(topic, 3);
+    List<String> ackIds = http().poll(consumer, max(2)).ackIds();
+    // one waits out a nack delay, the other is pending until its deadline
+    http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new io.vertx.core.json.JsonArray().add(ackIds.get(0))).put("action", "REQUEUE").put("delayMs", 0));
+    assertEquals(200, http().putConsumer(consumer, explicit.copy().put("ackMode", "auto")).status());
+
+    Reply requeued = http().poll(consumer, max(10));
+    assertEquals(List.of(ids.get(0)), requeued.eventIds());
+    assertEquals(0, http().metadata(consumer).json().getLong("scheduled"));
+    // the room the requeued event left takes the next new one; the pending one comes back at its deadline
+    List<String> handed = new ArrayList<>();
+    await().atMost(Duration.ofSeconds(15)).until(() -> {
+      handed.addAll(http().poll(consumer, max(10).put("waitMs", 1000)).eventIds());
+      return handed.size() >= 2;
+    });
+    assertEquals(List.of(ids.get(2), ids.get(1)), handed);
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("unacked"), metadata.encode());
+    assertEquals(0, metadata.getLong("stale"));
+    // nothing left holds maxUnacked: new events go out two at a time again
+    List<String> later = publish(topic, 2);
+    assertEquals(later, http().poll(consumer, max(10)).eventIds());
+    assertEquals("ALREADY_ACKED", http().ack(consumer, ackIds.get(1)).results().getJsonObject(0).getString("status"));
+    assertEquals(0, http().metadata(consumer).json().getLong("spooledEvents"));
+  }
+
+  @Test
   @DisplayName("a batch carries a batchAckId and every event field of the protocol")
   void batchCarriesEveryField() {
     String topic = unique("fields") + "/x";

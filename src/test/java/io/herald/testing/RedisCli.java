@@ -31,6 +31,20 @@ public final class RedisCli {
     return time.get(0).toLong() * 1000 + time.get(1).toLong() / 1000;
   }
 
+  /**
+   * How many commands Redis answered with an error reply of this prefix (e.g. "ERR": a script that
+   * failed inside Redis) since it started, from INFO errorstats.
+   */
+  public static long errors(String url, String prefix) {
+    String info = send(url, Request.cmd(Command.INFO).arg("errorstats")).toString();
+    for (String line : info.split("\r?\n")) {
+      if (line.startsWith("errorstat_" + prefix + ":count=")) {
+        return Long.parseLong(line.substring(line.indexOf('=') + 1).split(",")[0]);
+      }
+    }
+    return 0;
+  }
+
   public static boolean exists(String url, String key) {
     return send(url, Request.cmd(Command.EXISTS).arg(key)).toInteger() == 1;
   }
