@@ -9,12 +9,12 @@ local acked = 0
 local now
 
 local function ack(ackId)
-  local id, seq, n, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%d+)%.(%x+)$')
-  if not id or token ~= ack_token(cfg, id, seq, n) then return 'UNKNOWN' end
+  local id, seq, n, mark = read_ack_id(cfg, ackId)
+  if not id then return 'UNKNOWN' end
   local entry = redis.call('HGET', K.deliveries, id)
-  local current = delivery_state(id, entry)
+  local current, currentSeq, currentMark = delivery_state(id, entry)
   if current then
-    if current ~= n then return 'EXPIRED' end
+    if current ~= n or currentSeq ~= seq or currentMark ~= mark then return 'EXPIRED' end
     now = now or now_ms()
     note_ack(id, now, waiting_handout(entry))
     spool_less(id, redis.call('HSTRLEN', K.events, id))

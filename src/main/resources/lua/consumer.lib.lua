@@ -10,8 +10,8 @@
 --                            the time their wait ends (see wake_waiter)
 -- KEYS[6] pending     ZSET   eventId -> ack deadline: handed out, not acked, deadline ahead
 -- KEYS[7] stale       ZSET   eventId -> time it may be handed out again (deadline + backoff)
--- KEYS[8] deliveries  HASH   eventId -> "deliveryCount:arrivalSequence" while handed out, with
---                            ":firstHandOut" appended while it waits out a nack delay
+-- KEYS[8] deliveries  HASH   eventId -> "deliveryCount:arrivalSequence:mark" while handed out
+--                            (mark: see ack_id), ":firstHandOut" appended while it waits out a nack delay
 -- KEYS[9] first       ZSET   eventId -> time of its first hand-out, while unacked
 -- KEYS[10] polls      ZSET   request id -> time, the poll requests of the last second (rate limit)
 -- KEYS[11] scheduled  ZSET   eventId -> when a requeued (nacked) event may go out again; such
@@ -98,15 +98,35 @@ local function memory_segment(cfg, seq, kind)
     .. math.floor(seq / ACKED_SEGMENT_BITS)
 end
 
--- The unguessable part of an ackId: only this consumer's salt produces it. seq and n are strings.
-local function ack_token(cfg, id, seq, n)
-  return string.sub(redis.sha1hex(cfg.salt .. ':' .. id .. ':' .. seq .. ':' .. n), 1, 20)
+-- ackIds are "<eventId>.<seq>.<n>.<mark>.<token>": the event, its arrival sequence, the delivery's
+-- number (or, in the dead-letter and error queues, the queue's name), a mark that tells this
+-- delivery from every other one of the event (random for hand-outs, passed in by the node, so that
+-- no redrive resetting n and no Redis rollback repeating a hand-out ever repeats an ackId; the time
+-- it entered the queue for queue reads), and the unguessable token: only this consumer's salt
+-- produces it. All parts are strings.
+local function ack_token(cfg, id, seq, n, mark)
+  return string.sub(redis.sha1hex(cfg.salt .. ':' .. id .. ':' .. seq .. ':' .. n .. ':' .. mark), 1, 20)
+end
+
+local function ack_id(cfg, id, seq, n, mark)
+  return id .. '.' .. seq .. '.' .. n .. '.' .. mark .. '.' .. ack_token(cfg, id, seq, n, mark)
+end
+
+-- The parts of an ackId this consumer gave out: eventId, seq, n, mark; nil for anything else.
+-- queue: nil for a hand-out's ackId (n a number), 'dead' or 'errors' for one of a queue read.
+local function read_ack_id(cfg, ackId, queue)
+  local id, seq, n, mark, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%w+)%.(%x+)%.(%x+)$')
+  if not id or (queue and n ~= queue) or (not queue and not string.match(n, '^%d+$'))
+      or token ~= ack_token(cfg, id, seq, n, mark) then
+    return nil
+  end
+  return id, seq, n, mark
 end
 
 -- An event's history: one entry per thing that happened to it, "<kind> <time> ..." (history.lua
 -- reads them), kept while the event is held and HISTORY_AFTER_MS after it left. The common life of
 -- an event — handed out once, acked — costs no key of its own: the hand-out's entry waits in the
--- event's deliveries entry ("n:seq|D ..."), and the ack writes both entries into a hash of the acks
+-- event's deliveries entry ("n:seq:mark|D ..."), and the ack writes both entries into a hash of the acks
 -- of a HISTORY_AFTER_MS bucket. Anything else (nack, extend, deadline passed, failure, redrive)
 -- goes to a list of the event's own, the waiting hand-out entry first. Keys share the consumer's
 -- hash tag.
@@ -134,7 +154,7 @@ local function note(id, entry)
   redis.call('RPUSH', history_key(id), entry)
 end
 
--- The hand-out entry waiting in a deliveries entry ("n:seq|D ..."), or nil.
+-- The hand-out entry waiting in a deliveries entry ("n:seq:mark|D ..."), or nil.
 local function waiting_handout(entry)
   return string.match(entry or '', '|(.*)$')
 end
@@ -156,12 +176,13 @@ local function note_ack(id, now, handout)
   redis.call('PEXPIRE', list, HISTORY_AFTER_MS)
 end
 
--- Delivery count, arrival sequence and (while it waits out a nack delay) first hand-out time, as
--- strings, of a handed-out event; nil if it is not. `entry`: its deliveries entry, if read already.
+-- Delivery count, arrival sequence, the latest delivery's mark and (while it waits out a nack
+-- delay) first hand-out time, as strings, of a handed-out event; nil if it is not. `entry`: its
+-- deliveries entry ("n:seq:mark" or "n:seq:mark:firstHandOut"), if read already.
 local function delivery_state(id, entry)
   local v = entry or redis.call('HGET', K.deliveries, id)
   if not v then return nil end
-  return string.match(v, '^(%d+):(%d+):?(%d*)')
+  return string.match(v, '^(%d+):(%d+):(%x*):?(%d*)')
 end
 
 -- Takes an event out of circulation (handed out, stale or waiting out a nack delay).

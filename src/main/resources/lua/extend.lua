@@ -9,15 +9,15 @@ local now = now_ms()
 local deadline = now + tonumber(ARGV[1])
 
 local function extend(ackId)
-  local id, seq, n, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%d+)%.(%x+)$')
-  if not id or token ~= ack_token(cfg, id, seq, n) then return 'UNKNOWN' end
-  local current = delivery_state(id)
+  local id, seq, n, mark = read_ack_id(cfg, ackId)
+  if not id then return 'UNKNOWN' end
+  local current, currentSeq, currentMark = delivery_state(id)
   if not current then
     local status = settled_status(cfg, id, tonumber(seq))
     -- an event that left for a failure queue is no delivery to extend
     return status == 'DEAD_LETTERED' and 'EXPIRED' or status
   end
-  if current ~= n then return 'EXPIRED' end
+  if current ~= n or currentSeq ~= seq or currentMark ~= mark then return 'EXPIRED' end
   if not redis.call('ZSCORE', K.pending, id) and redis.call('ZREM', K.stale, id) == 0 then
     return 'EXPIRED'
   end

@@ -8,9 +8,11 @@ if not cfg then return -1 end
 local queue = ARGV[1] == 'dead' and K.dead or K.errors
 
 local function ack(ackId)
-  local id, seq, kind, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%a+)%.(%x+)$')
-  if not id or kind ~= ARGV[1] or token ~= ack_token(cfg, id, seq, kind) then return 'UNKNOWN' end
-  if redis.call('ZSCORE', queue, id) then
+  local id, seq, _, mark = read_ack_id(cfg, ackId, ARGV[1])
+  if not id then return 'UNKNOWN' end
+  local since = redis.call('ZSCORE', queue, id)
+  -- the mark is when it entered the queue: a read of an earlier stay there acks nothing now
+  if since and string.format('%d', since) == mark then
     note(id, 'A ' .. now_ms())
     forget(id)
     remember_ack(cfg, tonumber(seq))

@@ -7,12 +7,14 @@ local cfg = settings()
 if not cfg then return -1 end
 local queue = ARGV[1] == 'dead' and K.dead or K.errors
 local out, ackIds = {}, {}
-for _, id in ipairs(redis.call('ZRANGE', queue, 0, tonumber(ARGV[2]) - 1)) do
+local head = redis.call('ZRANGE', queue, 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
+for i = 1, #head, 2 do
+  local id, since = head[i], string.format('%d', head[i + 1])
   local blob = redis.call('HGET', K.events, id)
   local failure = redis.call('HGET', K.failures, id)
   if blob and failure then
     local seq = tostring(cjson.decode(failure).seq)
-    local ackId = id .. '.' .. seq .. '.' .. ARGV[1] .. '.' .. ack_token(cfg, id, seq, ARGV[1])
+    local ackId = ack_id(cfg, id, seq, ARGV[1], since)
     table.insert(ackIds, ackId)
     table.insert(out, ackId)
     table.insert(out, blob)

@@ -13,11 +13,11 @@ local now = now_ms()
 local requeue, reason = ARGV[1] == 'REQUEUE', ARGV[3]
 
 local function nack(ackId)
-  local id, seq, n, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%d+)%.(%x+)$')
-  if not id or token ~= ack_token(cfg, id, seq, n) then return 'UNKNOWN' end
-  local current, _, firstAt = delivery_state(id)
+  local id, seq, n, mark = read_ack_id(cfg, ackId)
+  if not id then return 'UNKNOWN' end
+  local current, currentSeq, currentMark, firstAt = delivery_state(id)
   if not current then return settled_status(cfg, id, tonumber(seq)) end
-  if current ~= n then return 'EXPIRED' end
+  if current ~= n or currentSeq ~= seq or currentMark ~= mark then return 'EXPIRED' end
   if reason ~= '' then redis.call('HSET', K.reasons, id, reason) end
   note(id, 'N ' .. now .. ' ' .. ARGV[1] .. ' ' .. reason)
   local delivered = tonumber(n)
@@ -33,7 +33,7 @@ local function nack(ackId)
   redis.call('ZREM', K.stale, id)
   redis.call('ZREM', K.first, id)
   unacked_changed()
-  redis.call('HSET', K.deliveries, id, n .. ':' .. seq .. ':' .. firstAt)
+  redis.call('HSET', K.deliveries, id, n .. ':' .. seq .. ':' .. mark .. ':' .. firstAt)
   local delay = ARGV[2] ~= '' and tonumber(ARGV[2]) or backoff(cfg, delivered)
   redis.call('ZADD', K.scheduled, now + delay, id)
   redis.call('ZADD', K.expiry, (ends_at(cfg, id)), id)

@@ -13,6 +13,7 @@
 --         maxUnackedTotal left), '' for no limit but the consumer's maxUnacked
 -- ARGV[7] the ledger hold of that room ('' for none): the answer then ends with the consumer's
 --         figures (spool_figures), which the node hands the ledger in place of the hold
+-- ARGV[8] the mark of this call's deliveries (hex, random: see ack_id)
 -- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal), nextDue, number of
 -- figures at the end (0 without a hold), ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
 -- the consumer does not exist, {-2, ms left} when it is blocked by its rate limit, or {-3} when it
@@ -32,6 +33,7 @@ if blocked then
   return {-2, blocked}
 end
 local max = tonumber(ARGV[1])
+local mark = ARGV[8]
 local deadline = now + cfg.ackTimeoutMs
 local deadlineArg, nowArg = string.format('%d', deadline), string.format('%d', now)
 local out = {1, now, 0, -1, 0}
@@ -79,7 +81,7 @@ local function hand_out(id, seq, n, from, firstAt)
   end
   -- a redelivery's earlier hand-out entry goes to the event's list first
   if from then flush_handout(id) end
-  redis.call('HSET', K.deliveries, id, n .. ':' .. seq .. '|D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
+  redis.call('HSET', K.deliveries, id, n .. ':' .. seq .. ':' .. mark .. '|D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
   redis.call('ZADD', K.pending, deadlineArg, id)
   if from then
     redis.call('ZREM', from, id)
@@ -93,7 +95,7 @@ local function hand_out(id, seq, n, from, firstAt)
   elseif from then
     redis.call('ZREM', K.expiry, id)
   end
-  local ackId = id .. '.' .. seq .. '.' .. n .. '.' .. ack_token(cfg, id, seq, n)
+  local ackId = ack_id(cfg, id, seq, n, mark)
   table.insert(ackIds, ackId)
   table.insert(out, ackId)
   table.insert(out, blob)
@@ -118,7 +120,7 @@ if want > 0 then
     -- requeued events were handed out before: they go ahead of new ones
     local before = handed
     for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, take)) do
-      local n, seq, firstAt = delivery_state(id)
+      local n, seq, _, firstAt = delivery_state(id)
       hand_out(id, seq, tostring(tonumber(n) + 1), K.scheduled, firstAt ~= '' and firstAt or nil)
     end
     take = take - (handed - before)

@@ -142,7 +142,7 @@ public final class PollService {
      */
     private void run(String holdId, Object room) {
       long remainingMs = Math.max(0, (giveUpAt - System.nanoTime()) / 1_000_000);
-      String batchAckId = HexFormat.of().formatHex(randomBytes());
+      String batchAckId = HexFormat.of().formatHex(randomBytes(16));
       List<String> keys = new ArrayList<>(Keys.consumer(consumer.name()));
       keys.add(Keys.batch(consumer.name(), batchAckId));
       if (waiter != null) {
@@ -150,8 +150,10 @@ public final class PollService {
       }
       String countedAs = countNext ? batchAckId : "";
       countNext = false;
+      // tells these deliveries from every other delivery of their events (see ack_id in consumer.lib.lua)
+      String mark = HexFormat.of().formatHex(randomBytes(8));
       Future<Response> call = store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs,
-          countedAs, recipient, room, holdId == null ? "" : holdId));
+          countedAs, recipient, room, holdId == null ? "" : holdId, mark));
       call.onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, true))))
           .onSuccess(reply -> {
             int status = reply.get(0).toInteger();
@@ -276,8 +278,8 @@ public final class PollService {
     return new Batch(json, handed, ackIds);
   }
 
-  private static byte[] randomBytes() {
-    byte[] bytes = new byte[16];
+  private static byte[] randomBytes(int count) {
+    byte[] bytes = new byte[count];
     RANDOM.nextBytes(bytes);
     return bytes;
   }

@@ -1,6 +1,7 @@
 package io.herald.deadletter;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.herald.testing.GatewayTest;
@@ -35,6 +36,37 @@ class FailedEventsTest extends GatewayTest {
     Reply reply = nodeB.http().post("/v1/consumers/" + consumer + "/" + queue + "/poll", new JsonObject().put("maxEvents", 10));
     assertEquals(200, reply.status(), reply.body());
     return reply;
+  }
+
+  @Test
+  @DisplayName("ackIds never repeat: after a redrive, the earlier delivery's ackId and batchAckId and the earlier queue read's ackId settle nothing")
+  void ackIdsNeverRepeatAcrossRedrive() {
+    String topic = unique("redrive");
+    String consumer = deadLettering(topic);
+    String path = "/v1/consumers/" + consumer;
+    http().publish(topic, events(1));
+    Reply first = http().poll(consumer, new JsonObject());
+    http().post(path + "/nacks", new JsonObject().put("ackIds", new JsonArray(first.ackIds())).put("action", "REQUEUE"));
+    String firstRead = read(consumer, "dead-letters").events().getJsonObject(0).getString("ackId");
+    http().post(path + "/dead-letters/redrive", new JsonObject().put("all", true));
+
+    Reply second = http().poll(consumer, new JsonObject());
+    assertEquals(1, second.events().getJsonObject(0).getInteger("deliveryCount"));
+    assertNotEquals(first.ackIds(), second.ackIds());
+    Reply byOldBatch = http().post(path + "/acks", new JsonObject()
+        .put("batchAckIds", new JsonArray().add(first.json().getString("batchAckId"))));
+    assertEquals("EXPIRED", byOldBatch.results().getJsonObject(0).getString("status"));
+    assertEquals("EXPIRED", http().ack(consumer, first.ackIds().get(0)).results().getJsonObject(0).getString("status"));
+
+    // dead-lettered again: the queue read's ackId is new too
+    http().post(path + "/nacks", new JsonObject().put("ackIds", new JsonArray(second.ackIds())).put("action", "REQUEUE"));
+    String secondRead = read(consumer, "dead-letters").events().getJsonObject(0).getString("ackId");
+    assertNotEquals(firstRead, secondRead);
+    Reply oldRead = http().post(path + "/dead-letters/acks", new JsonObject().put("ackIds", new JsonArray().add(firstRead)));
+    assertEquals("UNKNOWN", oldRead.results().getJsonObject(0).getString("status"));
+    assertEquals(1, http().metadata(consumer).json().getLong("deadLetters"));
+    Reply newRead = http().post(path + "/dead-letters/acks", new JsonObject().put("ackIds", new JsonArray().add(secondRead)));
+    assertEquals("ACKED", newRead.results().getJsonObject(0).getString("status"));
   }
 
   @Test
