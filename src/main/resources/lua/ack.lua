@@ -26,6 +26,7 @@ local function ack(ackId)
     end
     redis.call('HDEL', K.reasons, id)
     redis.call('ZREM', K.expiry, id)
+    drop_ttl(id)
     redis.call('ZREM', K.first, id)
     remember_ack(cfg, tonumber(seq))
     acked = acked + 1

@@ -87,6 +87,12 @@ local function ends_at(cfg, id)
   return retention_ends(cfg, id), 'RETENTION'
 end
 
+-- Removes an event's time to live (it left the consumer).
+local function drop_ttl(id)
+  if ttl_in_use == nil then ttl_in_use = redis.call('EXISTS', K.ttl) == 1 end
+  if ttl_in_use then redis.call('ZREM', K.ttl, id) end
+end
+
 -- Redelivery backoff after the n-th delivery missed its deadline.
 local function backoff(cfg, n)
   return math.min(cfg.initialDelayMs * cfg.multiplier ^ (n - 1), cfg.maxDelayMs)

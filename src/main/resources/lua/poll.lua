@@ -69,7 +69,7 @@ local function hand_out(id, seq, n, from, firstAt)
     end
     redis.call('HDEL', K.events, id)
     if from or ttl_in_use then redis.call('ZREM', K.expiry, id) end
-    if ttl_in_use then redis.call('ZREM', K.ttl, id) end
+    drop_ttl(id)
     spool_less(id, #blob)
     remember_ack(cfg, tonumber(seq))
     note_ack(id, nowArg, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5])

@@ -2,6 +2,7 @@ package io.herald.deadletter;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.herald.testing.GatewayTest;
 import io.herald.testing.RedisCli;
@@ -74,6 +75,21 @@ class TimeToLiveTest extends GatewayTest {
     assertEquals(deadLetter ? List.of("left:TTL_EXPIRED") : List.of(), deadLetterReasons(consumer));
     assertEquals(deadLetter ? 1 : 0, metadata.getLong("deadLetters"));
     assertEquals(scriptErrors, RedisCli.errors(redis.url(), "ERR"), "no script failed inside Redis");
+  }
+
+  @Test
+  @DisplayName("an acked event leaves no time-to-live entry behind")
+  void ackRemovesTtl() {
+    String topic = unique("ttlack");
+    String consumer = consumer(new JsonObject().put("maxTtlMs", 60_000), topic);
+    http().publish(topic, events(1, 2, 3));
+    Reply batch = http().poll(consumer, new JsonObject());
+    assertEquals(3, batch.events().size());
+    assertEquals(List.of("ACKED", "ACKED", "ACKED"), http().post("/v1/consumers/" + consumer + "/acks",
+        new JsonObject().put("batchAckIds", new JsonArray().add(batch.json().getString("batchAckId")))).results()
+        .stream().map(r -> ((JsonObject) r).getString("status")).toList());
+    assertFalse(RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:ttl"));
+    assertFalse(RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:expiry"));
   }
 
   @Test
