@@ -17,9 +17,9 @@
 -- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal), nextDue, number of
 -- figures at the end (0 without a hold), ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
 -- the consumer does not exist, {-2, ms left} when it is blocked by its rate limit, or {-3} when it
--- is disabled. nextDue:
--- when the scheduler next has work for the consumer (an ack deadline or a retention expiry), -1 if
--- never. In auto ack mode ackIds and deadlines are ''.
+-- is disabled. nextDue: when the scheduler next has work for the consumer, when this call's
+-- deadline may be its earliest timed work, else -1 (nothing to file). In auto ack mode ackIds and
+-- deadlines are ''.
 local cfg = settings()
 if not cfg then return {-1} end
 if not cfg.enabled then
@@ -143,7 +143,11 @@ if cfg.auto then counts.acked = handed end
 count(counts)
 touch_acked()
 
-out[4] = next_due(cfg, #ackIds > 0 and deadline or nil)
+-- the scheduler's entry is never later than the consumer's earliest timed work: only a deadline
+-- earlier than every other pending one may need filing (see DueTimes)
+if #ackIds > 0 and tonumber(redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')[2]) >= deadline then
+  out[4] = next_due(cfg, deadline)
+end
 
 if #ackIds > 0 then
   redis.call('SET', KEYS[EXTRA_KEY], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)

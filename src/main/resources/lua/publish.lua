@@ -8,7 +8,8 @@
 -- ('' otherwise): such an event is spooled at most once for this consumer within the window,
 -- whatever became of it since (acked, dead-lettered, dropped), so a retry of a publish whose outcome
 -- was unknown never hands the consumer an event it already had.
--- Returns {events spooled, the earliest TTL end among them or -1 (the scheduler must know it),
+-- Returns {events spooled, the earliest TTL end among them when it is the consumer's earliest expiry
+-- (the scheduler must know it), else -1,
 -- then the spool's figures for the ledger (spool_figures)}, or -1 when the consumer does not exist
 -- or is disabled (the node's copy of its settings was behind).
 local cfg = settings()
@@ -49,6 +50,10 @@ end
 if keyedAt then
   redis.call('ZREMRANGEBYSCORE', idempotent, '-inf', keyedAt - tonumber(ARGV[2]))
   redis.call('PEXPIRE', idempotent, ARGV[2])
+end
+-- only a TTL ending before the consumer's other expiries may need filing (see DueTimes)
+if earliest >= 0 and tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]) < earliest then
+  earliest = -1
 end
 realize(ARGV[1])
 count({published = spooled})

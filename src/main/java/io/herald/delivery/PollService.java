@@ -170,7 +170,7 @@ public final class PollService {
             if (handed > 0 || remainingMs == 0 || answer.future().isComplete()) {
               long nextDue = reply.get(3).toLong();
               if (handed > 0) {
-                dueTimes.file(consumer.name(), nextDue, reply.get(1).toLong());
+                dueTimes.file(consumer.name(), nextDue);
               }
               finish(Future.succeededFuture(encode(reply, handed, auto ? null : batchAckId)));
             } else {
@@ -241,7 +241,7 @@ public final class PollService {
     return store.eval(Script.RELEASE, Keys.consumer(consumer.name()), ackIds).map(reply -> {
       // their backoff may end before the time filed for the consumer's deadlines
       if (reply.size() > 1) {
-        dueTimes.file(consumer.name(), reply.get(1).toLong(), reply.get(0).toLong());
+        dueTimes.file(consumer.name(), reply.get(1).toLong());
       }
       return null;
     });

@@ -92,7 +92,7 @@ public final class HttpApiVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     store = stores.get();
-    DueTimes dueTimes = new DueTimes(store);
+    DueTimes dueTimes = new DueTimes(vertx, store);
     HoldSettler settler = new HoldSettler(vertx, store, ledger);
     publisher = new PublishService(context, store, directory, topics, ledger, settler, http.maxEventBytes(), dueTimes,
         idempotencyWindowMs);

@@ -159,16 +159,16 @@ public final class PublishService {
           for (PendingPublish publish : round) {
             sequence = publish.assign(publishedAt, sequence);
           }
-          return idempotency.claim(round).map(publishedAt);
+          return idempotency.claim(round);
         })
         .onFailure(failure -> round.forEach(p -> p.fail(failure)))
-        .onSuccess(publishedAt -> admit(round, publishedAt));
+        .onSuccess(ok -> admit(round));
   }
 
-  private void admit(List<PendingPublish> round, long publishedAt) {
+  private void admit(List<PendingPublish> round) {
     List<PendingPublish> counted = round.stream().filter(p -> p.counted).toList();
     if (counted.isEmpty()) {
-      spool(round, null, publishedAt);
+      spool(round, null);
       return;
     }
     byte[] hold = new byte[12];
@@ -182,7 +182,7 @@ public final class PublishService {
             next = publish.judged(verdicts, next);
             publish.skipped().forEach(this::discarded);
           }
-          spool(round, holdId, publishedAt);
+          spool(round, holdId);
         });
   }
 
@@ -190,7 +190,7 @@ public final class PublishService {
    * One spool script per consumer, each realizing its part of the ledger's hold (if any); then the
    * hold is given back with the consumers' figures, which now include what it stood for.
    */
-  private void spool(List<PendingPublish> round, String holdId, long publishedAt) {
+  private void spool(List<PendingPublish> round, String holdId) {
     Map<String, List<Object>> spools = new LinkedHashMap<>();
     round.forEach(publish -> publish.addTo(spools));
     Map<String, Future<Boolean>> writes = new LinkedHashMap<>();
@@ -206,7 +206,7 @@ public final class PublishService {
           if (reply.type() != ResponseType.MULTI) {
             return false; // deleted or disabled meanwhile
           }
-          dueTimes.file(consumer, reply.get(1).toLong(), publishedAt);
+          dueTimes.file(consumer, reply.get(1).toLong());
           figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, 2));
           return true;
         }));

@@ -57,7 +57,7 @@ public final class SpoolAccountVerticle extends VerticleBase {
     store = stores.get();
     // alerts are small: the gateway's event size limit never refuses them
     publisher = new PublishService(context, store, directory, topics, ledger, new HoldSettler(vertx, store, ledger),
-        Long.MAX_VALUE, new DueTimes(store), ALERT_DEDUP_MS);
+        Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS);
     vertx.eventBus().<JsonObject>localConsumer(Addresses.ALERTS, message -> {
       JsonObject alert = message.body();
       publisher.publishSystem(alert.getString("topic"), alert.getJsonObject("payload"))

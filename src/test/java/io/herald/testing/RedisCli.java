@@ -37,9 +37,24 @@ public final class RedisCli {
    */
   public static long errors(String url, String prefix) {
     String info = send(url, Request.cmd(Command.INFO).arg("errorstats")).toString();
-    for (String line : info.split("\r?\n")) {
+    for (String line : info.split("\\r?\\n")) {
       if (line.startsWith("errorstat_" + prefix + ":count=")) {
         return Long.parseLong(line.substring(line.indexOf('=') + 1).split(",")[0]);
+      }
+    }
+    return 0;
+  }
+
+  /** How many calls of {@code command} (lower case, e.g. "zadd") failed since Redis started, from INFO commandstats. */
+  public static long failedCalls(String url, String command) {
+    String info = send(url, Request.cmd(Command.INFO).arg("commandstats")).toString();
+    for (String line : info.split("\\r?\\n")) {
+      if (line.startsWith("cmdstat_" + command + ":")) {
+        for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+          if (field.startsWith("failed_calls=")) {
+            return Long.parseLong(field.substring("failed_calls=".length()));
+          }
+        }
       }
     }
     return 0;

@@ -34,7 +34,8 @@ public final class TestNode implements AutoCloseable {
   /** A node that lets in only whom {@code authenticator} accepts (null: as the configuration says). */
   public static TestNode start(TestRedis redis, JsonObject config, Authenticator authenticator) {
     JsonObject tree = config.copy();
-    tree.put("http", tree.getJsonObject("http", new JsonObject()).copy().put("port", 0).put("instances", 2));
+    JsonObject http = tree.getJsonObject("http", new JsonObject()).copy().put("port", 0);
+    tree.put("http", http.put("instances", http.getInteger("instances", 2)));
     // the test's Redis, unless the test points the node elsewhere (e.g. through a proxy)
     String url = tree.getJsonObject("redis", new JsonObject()).getString("url", redis.url());
     tree.put("redis", tree.getJsonObject("redis", new JsonObject()).copy().put("url", url).put("timeoutMs", 1000));
