@@ -1,8 +1,9 @@
 -- Acknowledges deliveries by ackId and by batchAckId. Only an event's latest delivery can be acked.
 -- KEYS[EXTRA_KEY..] batch keys, one per batchAckId
--- ARGV[1] number of ackIds, ARGV[2..] the ackIds
--- Returns {statuses of the ackIds in order, then per batch key {ackId, status, ...} ({} if unknown)},
--- or -1 when the consumer does not exist.
+-- ARGV[1] number of ackIds n, ARGV[2..n+1] the ackIds, ARGV[n+2] most acks before batches are left
+-- for another call (see ack_each)
+-- Returns {statuses of the ackIds in order, then per batch key {ackId, status, ...} ({} if unknown,
+-- 0 if left for another call)}, or -1 when the consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
 local acked = 0
@@ -35,7 +36,7 @@ local function ack(ackId)
   return settled_status(cfg, id, tonumber(seq))
 end
 
-local result = ack_each(ack, 2, tonumber(ARGV[1]) + 1)
+local result = ack_each(ack, 2, tonumber(ARGV[1]) + 1, tonumber(ARGV[tonumber(ARGV[1]) + 2]))
 count({acked = acked})
 touch_acked()
 -- room below maxUnacked: a poll held back by it may go on

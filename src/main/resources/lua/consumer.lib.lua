@@ -500,20 +500,28 @@ local function throttle(now, counted, id)
 end
 
 -- Applies ack (ackId -> status) to ARGV[from..to] and to the ackIds of each batch key from
--- KEYS[EXTRA_KEY] on; returns {statuses in order, then per batch key {ackId, status, ...} ({} for an unknown one)}.
-local function ack_each(ack, from, to)
+-- KEYS[EXTRA_KEY] on, taking a batch only while fewer than `budget` ackIds were done: a call settles
+-- at most budget + one batch. Returns {statuses in order, then per batch key {ackId, status, ...}
+-- ({} for an unknown one), or 0 for a batch left for another call}.
+local function ack_each(ack, from, to, budget)
   local statuses = {}
   for i = from, to do
     table.insert(statuses, ack(ARGV[i]))
   end
+  local done = #statuses
   local result = {statuses}
   for k = EXTRA_KEY, #KEYS do
-    local rows = {}
-    for ackId in string.gmatch(redis.call('GET', KEYS[k]) or '', '%S+') do
-      table.insert(rows, ackId)
-      table.insert(rows, ack(ackId))
+    if done >= budget then
+      table.insert(result, 0)
+    else
+      local rows = {}
+      for ackId in string.gmatch(redis.call('GET', KEYS[k]) or '', '%S+') do
+        table.insert(rows, ackId)
+        table.insert(rows, ack(ackId))
+      end
+      done = done + #rows / 2
+      table.insert(result, rows)
     end
-    table.insert(result, rows)
   end
   return result
 end

@@ -12,6 +12,7 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Response;
+import io.vertx.redis.client.ResponseType;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -20,24 +21,65 @@ import java.util.function.Supplier;
 
 /**
  * The ack tracker: takes ack requests from every HTTP and WebSocket verticle of the node and
- * coalesces those that arrive together for one consumer into a single script call, so a consumer
- * acking event by event costs Redis one round trip per burst, not per ack.
+ * coalesces those that arrive together for one consumer into script calls, so a consumer acking
+ * event by event costs Redis one round trip per burst, not per ack.
  *
- * <p>Request: {@code {"consumer":..., "ackIds":[...], "batchAckIds":[...]}}; reply: the protocol's
- * {@code {"results":[...]}}; failure code: an {@code ErrorCode} ordinal.
+ * <p>A script call holds Redis while it runs, so each settles a bounded number of events: a call
+ * takes ackIds and batches (each counted as the consumer's {@code maxPollRecords}) up to
+ * {@value #MAX_ACKS_PER_CALL}; requests larger than that are split over calls, and the script itself
+ * leaves a batch for the next call once it has done that many (a batch handed out before
+ * {@code maxPollRecords} was lowered may hold more), so no call settles more than that plus one batch.
+ *
+ * <p>Request: {@code {"consumer":..., "batchSize":..., "ackIds":[...], "batchAckIds":[...]}}; reply:
+ * the protocol's {@code {"results":[...]}}; failure code: an {@code ErrorCode} ordinal.
  */
 public final class AckTrackerVerticle extends VerticleBase {
-  /** Most ackIds in one script call; a burst larger than this is split. */
-  static final int MAX_ACKS_PER_CALL = 2000;
+  /** Most acks in one script call, before the batch that crosses it. */
+  static final int MAX_ACKS_PER_CALL = 1000;
 
   private final Supplier<RedisStore> stores;
   private RedisStore store;
   private MessageConsumer<JsonObject> consumer;
-  private final Map<String, List<Message<JsonObject>>> waiting = new HashMap<>();
+  /** Per consumer: the items of the next call, and the acks they stand for. */
+  private final Map<String, List<Item>> waiting = new HashMap<>();
   private final Map<String, Integer> waitingAcks = new HashMap<>();
 
   public AckTrackerVerticle(Supplier<RedisStore> stores) {
     this.stores = stores;
+  }
+
+  /** One ack request, answered once each of its ackIds and batches has its result. */
+  private static final class AckRequest {
+    final Message<JsonObject> message;
+    final JsonArray ackIds;
+    final JsonArray batchAckIds;
+    final int batchSize;
+    final String[] statuses;
+    final Response[] batchRows;
+    int missing;
+    /** Answered, or failed: a request split over calls fails with the first call that fails. */
+    boolean over;
+
+    AckRequest(Message<JsonObject> message) {
+      this.message = message;
+      this.ackIds = message.body().getJsonArray("ackIds");
+      this.batchAckIds = message.body().getJsonArray("batchAckIds");
+      this.batchSize = message.body().getInteger("batchSize", 1000);
+      this.statuses = new String[ackIds.size()];
+      this.batchRows = new Response[batchAckIds.size()];
+      this.missing = statuses.length + batchRows.length;
+    }
+  }
+
+  /** One ackId ({@code batch} false) or one batch of a request, by its index there. */
+  private record Item(AckRequest request, boolean batch, int index) {
+    String id() {
+      return (batch ? request.batchAckIds : request.ackIds).getString(index);
+    }
+
+    int acks() {
+      return batch ? request.batchSize : 1;
+    }
   }
 
   @Override
@@ -52,71 +94,118 @@ public final class AckTrackerVerticle extends VerticleBase {
     return consumer.unregister().eventually(store::close);
   }
 
-  private void onRequest(Message<JsonObject> request) {
-    String name = request.body().getString("consumer");
-    int acks = request.body().getJsonArray("ackIds").size() + request.body().getJsonArray("batchAckIds").size();
-    List<Message<JsonObject>> queue = waiting.get(name);
-    if (queue == null) {
-      queue = new ArrayList<>();
-      waiting.put(name, queue);
-      // requests already queued on this event loop join the call before it is sent
-      context.runOnContext(v -> flush(name));
+  private void onRequest(Message<JsonObject> message) {
+    String name = message.body().getString("consumer");
+    AckRequest request = new AckRequest(message);
+    if (request.missing == 0) {
+      answer(request); // nothing to ask Redis (its batchAckIds were all malformed)
+      return;
     }
-    queue.add(request);
-    if (waitingAcks.merge(name, acks, Integer::sum) >= MAX_ACKS_PER_CALL) {
-      flush(name);
+    for (int i = 0; i < request.ackIds.size(); i++) {
+      enqueue(name, new Item(request, false, i));
+    }
+    for (int i = 0; i < request.batchAckIds.size(); i++) {
+      enqueue(name, new Item(request, true, i));
     }
   }
 
+  private void enqueue(String name, Item item) {
+    Integer acks = waitingAcks.get(name);
+    if (acks != null && acks + item.acks() > MAX_ACKS_PER_CALL) {
+      flush(name);
+      acks = null;
+    }
+    if (acks == null) {
+      waiting.put(name, new ArrayList<>());
+      // items already queued on this event loop join the call before it is sent
+      context.runOnContext(v -> flush(name));
+    }
+    waiting.get(name).add(item);
+    waitingAcks.merge(name, item.acks(), Integer::sum);
+  }
+
   private void flush(String name) {
-    List<Message<JsonObject>> requests = waiting.remove(name);
+    List<Item> items = waiting.remove(name);
     waitingAcks.remove(name);
-    if (requests == null) {
+    if (items == null) {
       return;
     }
     List<String> keys = new ArrayList<>(Keys.consumer(name));
-    List<Object> ackIds = new ArrayList<>();
-    ackIds.add(0);
-    for (Message<JsonObject> request : requests) {
-      request.body().getJsonArray("ackIds").forEach(ackIds::add);
-      for (Object batchAckId : request.body().getJsonArray("batchAckIds")) {
-        keys.add(Keys.batch(name, (String) batchAckId));
+    List<Item> ackIds = new ArrayList<>();
+    List<Item> batches = new ArrayList<>();
+    for (Item item : items) {
+      if (item.batch()) {
+        batches.add(item);
+        keys.add(Keys.batch(name, item.id()));
+      } else {
+        ackIds.add(item);
       }
     }
-    ackIds.set(0, ackIds.size() - 1);
-    store.eval(Script.ACK, keys, ackIds).onComplete(done -> {
+    List<Object> args = new ArrayList<>();
+    args.add(ackIds.size());
+    ackIds.forEach(item -> args.add(item.id()));
+    args.add(MAX_ACKS_PER_CALL);
+    store.eval(Script.ACK, keys, args).onComplete(done -> {
       if (done.failed()) {
-        ApiException failure = ApiException.from(done.cause(), true);
-        requests.forEach(r -> r.fail(failure.code().ordinal(), failure.getMessage()));
-      } else if (done.result().type() != io.vertx.redis.client.ResponseType.MULTI) {
-        ApiException unknown = ApiException.unknownConsumer(name);
-        requests.forEach(r -> r.fail(unknown.code().ordinal(), unknown.getMessage()));
+        fail(items, ApiException.from(done.cause(), true));
+      } else if (done.result().type() != ResponseType.MULTI) {
+        fail(items, ApiException.unknownConsumer(name));
       } else {
-        answer(requests, done.result());
+        Response reply = done.result();
+        for (int i = 0; i < ackIds.size(); i++) {
+          Item item = ackIds.get(i);
+          item.request().statuses[item.index()] = reply.get(0).get(i).toString();
+          settled(item.request());
+        }
+        for (int b = 0; b < batches.size(); b++) {
+          Item item = batches.get(b);
+          Response rows = reply.get(b + 1);
+          if (rows.type() != ResponseType.MULTI) {
+            enqueue(name, item); // left for another call: the script had done enough
+          } else {
+            item.request().batchRows[item.index()] = rows;
+            settled(item.request());
+          }
+        }
       }
     });
   }
 
-  /** Splits the script's answer back into one result list per request, in request order. */
-  private static void answer(List<Message<JsonObject>> requests, Response reply) {
-    Response statuses = reply.get(0);
-    int nextStatus = 0;
-    int nextBatch = 1;
-    for (Message<JsonObject> request : requests) {
-      JsonArray results = new JsonArray();
-      for (Object ackId : request.body().getJsonArray("ackIds")) {
-        results.add(new JsonObject().put("ackId", ackId).put("status", statuses.get(nextStatus++).toString()));
+  private static void fail(List<Item> items, ApiException failure) {
+    for (Item item : items) {
+      if (!item.request().over) {
+        item.request().over = true;
+        item.request().message.fail(failure.code().ordinal(), failure.getMessage());
       }
-      for (Object batchAckId : request.body().getJsonArray("batchAckIds")) {
-        Response rows = reply.get(nextBatch++);
-        if (rows.size() == 0) {
-          results.add(new JsonObject().put("batchAckId", batchAckId).put("status", "UNKNOWN"));
-        }
-        for (int i = 0; i < rows.size(); i += 2) {
-          results.add(new JsonObject().put("ackId", rows.get(i).toString()).put("status", rows.get(i + 1).toString()));
-        }
-      }
-      request.reply(new JsonObject().put("results", results));
     }
+  }
+
+  /** One more result of the request is in; once all are, it is answered. */
+  private static void settled(AckRequest request) {
+    if (--request.missing == 0) {
+      answer(request);
+    }
+  }
+
+  /** The request's results in its own order: its ackIds', then its batches' rows. */
+  private static void answer(AckRequest request) {
+    if (request.over) {
+      return;
+    }
+    request.over = true;
+    JsonArray results = new JsonArray();
+    for (int i = 0; i < request.statuses.length; i++) {
+      results.add(new JsonObject().put("ackId", request.ackIds.getValue(i)).put("status", request.statuses[i]));
+    }
+    for (int b = 0; b < request.batchRows.length; b++) {
+      Response rows = request.batchRows[b];
+      if (rows.size() == 0) {
+        results.add(new JsonObject().put("batchAckId", request.batchAckIds.getValue(b)).put("status", "UNKNOWN"));
+      }
+      for (int i = 0; i < rows.size(); i += 2) {
+        results.add(new JsonObject().put("ackId", rows.get(i).toString()).put("status", rows.get(i + 1).toString()));
+      }
+    }
+    request.message.reply(new JsonObject().put("results", results));
   }
 }

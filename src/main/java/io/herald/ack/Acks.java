@@ -1,6 +1,7 @@
 package io.herald.ack;
 
 import io.herald.Addresses;
+import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
 import io.herald.http.Requests;
 import io.vertx.core.Future;
@@ -14,8 +15,8 @@ public final class Acks {
   /** Most ackIds in one ack request: a full batch. */
   public static final int MAX_ACK_IDS = 1000;
   /**
-   * Most batchAckIds in one ack request: each may stand for 1,000 events, and one request is one
-   * script call, which holds Redis for as long as it runs.
+   * Most batchAckIds in one ack request: each may stand for 1,000 events (the tracker spreads them
+   * over script calls of bounded work).
    */
   public static final int MAX_BATCH_ACK_IDS = 10;
 
@@ -31,14 +32,16 @@ public final class Acks {
    * Acks {@code ackIds} and the events of {@code batchAckIds} of {@code consumer}; the result is the
    * protocol's {@code {"results":[...]}}. A malformed batchAckId is UNKNOWN without asking Redis.
    */
-  public Future<JsonObject> ack(String consumer, JsonArray ackIds, JsonArray batchAckIds) {
+  public Future<JsonObject> ack(ConsumerSettings consumer, JsonArray ackIds, JsonArray batchAckIds) {
     if (ackIds.size() + batchAckIds.size() == 0) {
       return Future.failedFuture(ApiException.invalid("ackIds", "name at least one ackId or batchAckId"));
     }
     JsonArray wellFormed = new JsonArray();
     JsonArray malformed = new JsonArray();
     batchAckIds.forEach(id -> (Requests.isBatchAckId((String) id) ? wellFormed : malformed).add(id));
-    JsonObject request = new JsonObject().put("consumer", consumer).put("ackIds", ackIds).put("batchAckIds", wellFormed);
+    // a batch holds at most maxPollRecords events (the tracker bounds its calls by that)
+    JsonObject request = new JsonObject().put("consumer", consumer.name()).put("batchSize", consumer.maxPollRecords())
+        .put("ackIds", ackIds).put("batchAckIds", wellFormed);
     return vertx.eventBus().<JsonObject>request(Addresses.ACKS, request, options).map(reply -> {
       JsonObject results = reply.body();
       malformed.forEach(id -> results.getJsonArray("results")

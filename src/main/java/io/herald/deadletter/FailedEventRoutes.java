@@ -105,35 +105,40 @@ public final class FailedEventRoutes {
         throw ApiException.invalid("ackIds", "name at least one ackId or batchAckId");
       }
       return consumer(ctx).compose(consumer -> {
-        List<String> keys = new ArrayList<>(Keys.consumer(consumer));
-        List<String> batches = new ArrayList<>();
+        JsonArray results = new JsonArray();
+        List<Object> args = new ArrayList<>(List.of(kind, ackIds.size()));
+        ackIds.forEach(args::add);
+        Future<Void> chain = ackIds.isEmpty() ? Future.succeededFuture()
+            : run(consumer, Script.FAILED_ACK, Keys.consumer(consumer), args).map(reply -> {
+              for (int i = 0; i < ackIds.size(); i++) {
+                results.add(new JsonObject().put("ackId", ackIds.getValue(i)).put("status", reply.get(0).get(i).toString()));
+              }
+              return null;
+            });
+        // one batch per call: each holds up to 1,000 events, and a call holds Redis while it runs
         for (Object id : batchAckIds) {
-          if (Requests.isBatchAckId((String) id)) {
-            batches.add((String) id);
-            keys.add(Keys.batch(consumer, (String) id));
+          String batchAckId = (String) id;
+          if (Requests.isBatchAckId(batchAckId)) {
+            chain = chain.compose(ok -> ackBatch(consumer, kind, batchAckId, results));
           }
         }
-        List<Object> args = new ArrayList<>();
-        args.add(kind);
-        args.add(ackIds.size());
-        ackIds.forEach(args::add);
-        return run(consumer, Script.FAILED_ACK, keys, args).map(reply -> {
-          JsonArray results = new JsonArray();
-          for (int i = 0; i < ackIds.size(); i++) {
-            results.add(new JsonObject().put("ackId", ackIds.getValue(i)).put("status", reply.get(0).get(i).toString()));
-          }
-          for (int b = 0; b < batches.size(); b++) {
-            Response rows = reply.get(b + 1);
-            if (rows.size() == 0) {
-              results.add(new JsonObject().put("batchAckId", batches.get(b)).put("status", "UNKNOWN"));
-            }
-            for (int i = 0; i < rows.size(); i += 2) {
-              results.add(new JsonObject().put("ackId", rows.get(i).toString()).put("status", rows.get(i + 1).toString()));
-            }
-          }
-          return new JsonObject().put("results", results);
-        });
+        return chain.map(ok -> new JsonObject().put("results", results));
       });
+    });
+  }
+
+  private Future<Void> ackBatch(String consumer, String kind, String batchAckId, JsonArray results) {
+    List<String> keys = new ArrayList<>(Keys.consumer(consumer));
+    keys.add(Keys.batch(consumer, batchAckId));
+    return run(consumer, Script.FAILED_ACK, keys, List.of(kind, 0)).map(reply -> {
+      Response rows = reply.get(1);
+      if (rows.size() == 0) {
+        results.add(new JsonObject().put("batchAckId", batchAckId).put("status", "UNKNOWN"));
+      }
+      for (int i = 0; i < rows.size(); i += 2) {
+        results.add(new JsonObject().put("ackId", rows.get(i).toString()).put("status", rows.get(i + 1).toString()));
+      }
+      return null;
     });
   }
 

@@ -230,7 +230,7 @@ public final class HttpApiVerticle extends VerticleBase {
       JsonArray ackIds = Requests.strings(body, "ackIds", Acks.MAX_ACK_IDS);
       JsonArray batchAckIds = Requests.strings(body, "batchAckIds", Acks.MAX_BATCH_ACK_IDS);
       Requests.onlyFields(body, "ackIds", "batchAckIds");
-      return consumer(ctx).compose(consumer -> acks.ack(consumer.name(), ackIds, batchAckIds));
+      return consumer(ctx).compose(consumer -> acks.ack(consumer, ackIds, batchAckIds));
     });
   }
 

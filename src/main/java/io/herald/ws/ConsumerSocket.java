@@ -164,7 +164,7 @@ final class ConsumerSocket {
           }
           batchAckIds.add(id);
         }
-        return acks.ack(consumer.name(), Requests.strings(message, "ackIds", Acks.MAX_ACK_IDS), batchAckIds)
+        return acks.ack(consumer, Requests.strings(message, "ackIds", Acks.MAX_ACK_IDS), batchAckIds)
             .map(results -> {
               push.settled(results.getJsonArray("results"));
               return Frames.frame("ackResult", requestId, results.toBuffer());

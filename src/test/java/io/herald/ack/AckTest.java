@@ -2,12 +2,18 @@ package io.herald.ack;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.GatewayTest;
+import io.herald.testing.RedisCli;
 import io.herald.testing.Http.Reply;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -27,6 +33,80 @@ class AckTest extends GatewayTest {
 
   private static JsonObject fastRedelivery() {
     return new JsonObject().put("ackTimeoutMs", 5000).put("redelivery", new JsonObject().put("initialDelayMs", 0));
+  }
+
+  private static Map<String, Long> countStatuses(Reply reply) {
+    return reply.results().stream()
+        .collect(Collectors.groupingBy(r -> ((JsonObject) r).getString("status"), Collectors.counting()));
+  }
+
+  /**
+   * The batch keys of each script call with batch keys that Redis ran during {@code action} (none
+   * other may run then), read from the slow log with every command logged: EVALSHA sha numkeys keys...
+   */
+  private static List<Integer> batchKeysPerAckCall(Runnable action) {
+    RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-log-slower-than").arg(0));
+    RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-max-len").arg(100_000));
+    RedisCli.send(redis.url(), Request.cmd(Command.SLOWLOG).arg("RESET"));
+    List<Integer> batchKeys = new ArrayList<>();
+    try {
+      action.run();
+      for (Response entry : RedisCli.send(redis.url(), Request.cmd(Command.SLOWLOG).arg("GET").arg(100_000))) {
+        Response args = entry.get(3);
+        // the per-consumer scripts take 19 keys; an ack call adds one per batch
+        if (args.get(0).toString().equalsIgnoreCase("evalsha") && args.get(2).toInteger() >= 20) {
+          batchKeys.add(0, args.get(2).toInteger() - 19);
+        }
+      }
+    } finally {
+      RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-log-slower-than").arg(10_000));
+      RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-max-len").arg(128));
+    }
+    return batchKeys;
+  }
+
+  @Test
+  @DisplayName("ten batches of 200 events acked in one request are settled by several script calls of at most 1,000 events each")
+  void batchAcksAreSpreadOverBoundedCalls() {
+    String topic = unique("bounded");
+    String consumer = consumer(new JsonObject().put("maxPollRecords", 200).put("maxUnacked", 5000), topic);
+    for (int i = 0; i < 2; i++) {
+      http().publish(topic, events(new Object[1000]));
+    }
+    JsonArray batchAckIds = new JsonArray();
+    for (int i = 0; i < 10; i++) {
+      batchAckIds.add(http().poll(consumer, max(200)).json().getString("batchAckId"));
+    }
+    List<Integer> batchKeysPerCall = batchKeysPerAckCall(() -> {
+      Reply acked = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject().put("batchAckIds", batchAckIds));
+      assertEquals(Map.of("ACKED", 2000L), countStatuses(acked));
+    }).stream().filter(keys -> keys > 1).toList();
+    assertTrue(batchKeysPerCall.size() >= 2, "calls with batches: " + batchKeysPerCall);
+    assertTrue(batchKeysPerCall.stream().allMatch(keys -> keys * 200 <= 1000), "batches per call: " + batchKeysPerCall);
+  }
+
+  @Test
+  @DisplayName("batches larger than the consumer's maxPollRecords (lowered since) are left by a full script call for the next")
+  void scriptLeavesBatchesBeyondItsBudget() {
+    String topic = unique("lowered");
+    JsonObject settings = new JsonObject().put("topics", new JsonArray().add(topic)).put("maxPollRecords", 1000)
+        .put("maxUnacked", 5000);
+    String consumer = unique("c");
+    http().putConsumer(consumer, settings);
+    for (int i = 0; i < 2; i++) {
+      http().publish(topic, events(new Object[1000]));
+    }
+    JsonArray batchAckIds = new JsonArray();
+    for (int i = 0; i < 2; i++) {
+      batchAckIds.add(http().poll(consumer, max(1000)).json().getString("batchAckId"));
+    }
+    assertEquals(200, http().putConsumer(consumer, settings.copy().put("maxPollRecords", 10)).status());
+    List<Integer> calls = batchKeysPerAckCall(() -> {
+      Reply acked = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject().put("batchAckIds", batchAckIds));
+      assertEquals(Map.of("ACKED", 2000L), countStatuses(acked));
+    });
+    // both batches sent in one call, which settles the first and leaves the second to a call of its own
+    assertEquals(List.of(2, 1), calls);
   }
 
   @Test
