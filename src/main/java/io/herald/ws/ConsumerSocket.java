@@ -28,6 +28,8 @@ import io.vertx.core.json.JsonObject;
  */
 final class ConsumerSocket {
   private static final short POLICY_VIOLATION = 1008;
+  /** Operations read but not answered yet beyond which the socket stops reading. */
+  static final int MAX_IN_FLIGHT = 256;
 
   private final Vertx vertx;
   private final ServerWebSocket socket;
@@ -40,6 +42,7 @@ final class ConsumerSocket {
   private final Settlements settlements;
   private final Promise<Void> closed = Promise.promise();
   private final PushStream push;
+  private final ReadGate gate;
   private long noticeTimer = -1;
 
   ConsumerSocket(Vertx vertx, ServerWebSocket socket, Runnable drop, ConsumerSettings consumer, PollService poller,
@@ -52,9 +55,20 @@ final class ConsumerSocket {
     this.rateLimiter = rateLimiter;
     this.acks = acks;
     this.settlements = settlements;
-    this.push = new PushStream(vertx, consumer, poller,
-        batch -> Frames.send(socket, Frames.frame("batch", null, batch)),
+    this.push = new PushStream(vertx, consumer, poller, batch -> send(Frames.frame("batch", null, batch)),
         () -> !socket.writeQueueFull(), this::blocked);
+    // a reader that stops reading: push pauses while the write queue is full, and so does reading
+    this.gate = new ReadGate(socket, MAX_IN_FLIGHT, push::drained);
+  }
+
+  private void send(Buffer frame) {
+    Frames.send(socket, frame);
+    gate.check();
+  }
+
+  private void sendError(Object requestId, ApiException error) {
+    Frames.sendError(socket, requestId, error);
+    gate.check();
   }
 
   /** The consumer is blocked by its rate limit for {@code blockMs} more: notices, then the socket goes. */
@@ -64,9 +78,8 @@ final class ConsumerSocket {
     }
     ConsumerSettings.RateLimit limit = consumer.rateLimit();
     push.stop();
-    Frames.sendError(socket, null, ApiException.tooManyRequests(blockMs));
-    noticeTimer = vertx.setPeriodic(limit.noticeIntervalMs(), t -> Frames.sendError(socket, null,
-        ApiException.tooManyRequests(blockMs)));
+    sendError(null, ApiException.tooManyRequests(blockMs));
+    noticeTimer = vertx.setPeriodic(limit.noticeIntervalMs(), t -> sendError(null, ApiException.tooManyRequests(blockMs)));
     vertx.setTimer(Math.max(1, Math.min(limit.graceMs(), blockMs)), t -> {
       if (limit.closeMode() == ConsumerSettings.CloseMode.POLICY) {
         socket.close(POLICY_VIOLATION, "Too Many Requests");
@@ -86,8 +99,6 @@ final class ConsumerSocket {
         poller.release(consumer, push.unacked());
       }
     });
-    // a reader that stops reading: push pauses while the write queue is full, resumes on drain
-    socket.drainHandler(v -> push.drained());
     socket.textMessageHandler(this::onText);
   }
 
@@ -96,7 +107,7 @@ final class ConsumerSocket {
     try {
       message = JsonLimits.object(Buffer.buffer(text), "frame");
     } catch (ApiException e) {
-      Frames.sendError(socket, null, e);
+      sendError(null, e);
       return;
     }
     Object requestId = message.getValue("requestId");
@@ -106,16 +117,18 @@ final class ConsumerSocket {
     } catch (RuntimeException e) {
       answer = Future.failedFuture(e);
     }
+    gate.started();
     answer.onComplete(done -> {
       if (done.succeeded()) {
-        Frames.send(socket, done.result());
+        send(done.result());
       } else {
         ApiException error = ApiException.from(done.cause(), true);
-        Frames.sendError(socket, requestId, error);
+        sendError(requestId, error);
         if (error.code() == ErrorCode.TOO_MANY_REQUESTS) {
           blocked(error.retryAfterMs());
         }
       }
+      gate.answered();
     });
   }
 

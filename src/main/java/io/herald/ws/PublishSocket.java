@@ -14,8 +14,8 @@ import java.util.Set;
 /**
  * A publishing socket ({@code GET /v1/ws/publish}): {@code {"op":"publish","topic":..,"events":[..]}}
  * frames, each answered by a {@code publishResult} once stored, in any order. Many may be in flight;
- * past {@link #MAX_IN_FLIGHT} the socket stops reading until answers go out, so a fast publisher
- * cannot make the node queue without bound.
+ * past {@link #MAX_IN_FLIGHT}, or while its write queue is full, the socket stops reading until
+ * answers go out, so a fast publisher cannot make the node queue without bound.
  */
 final class PublishSocket {
   static final int MAX_IN_FLIGHT = 256;
@@ -25,7 +25,7 @@ final class PublishSocket {
   private final PublishService publisher;
   /** Who opened the socket: each frame's topic must be among its grants. */
   private final Caller caller;
-  private int inFlight;
+  private ReadGate gate;
   private boolean closed;
 
   PublishSocket(ServerWebSocket socket, PublishService publisher, Caller caller) {
@@ -35,6 +35,7 @@ final class PublishSocket {
   }
 
   void start() {
+    gate = new ReadGate(socket, MAX_IN_FLIGHT, () -> {});
     socket.closeHandler(v -> closed = true);
     socket.textMessageHandler(text -> onFrame(Buffer.buffer(text)));
   }
@@ -45,6 +46,7 @@ final class PublishSocket {
       request = PublishRequest.parse(frame, ENVELOPE);
     } catch (ApiException e) {
       Frames.sendError(socket, requestIdOf(frame), e);
+      gate.check();
       return;
     }
     Object requestId = request.envelope("requestId");
@@ -63,21 +65,16 @@ final class PublishSocket {
     } catch (RuntimeException e) {
       answer = Future.failedFuture(e);
     }
-    if (++inFlight == MAX_IN_FLIGHT) {
-      socket.pause();
-    }
+    gate.started();
     answer.onComplete(done -> {
-      if (inFlight-- == MAX_IN_FLIGHT) {
-        socket.resume();
+      if (!closed) {
+        if (done.succeeded()) {
+          Frames.send(socket, Frames.frame("publishResult", requestId, done.result().toBuffer()));
+        } else {
+          Frames.sendError(socket, requestId, ApiException.from(done.cause(), true));
+        }
       }
-      if (closed) {
-        return;
-      }
-      if (done.succeeded()) {
-        Frames.send(socket, Frames.frame("publishResult", requestId, done.result().toBuffer()));
-      } else {
-        Frames.sendError(socket, requestId, ApiException.from(done.cause(), true));
-      }
+      gate.answered();
     });
   }
 

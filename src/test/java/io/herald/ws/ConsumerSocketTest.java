@@ -3,12 +3,16 @@ package io.herald.ws;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.GatewayTest;
+import io.herald.testing.RawWebSocket;
 import io.herald.testing.TestSocket;
 import io.vertx.core.http.UpgradeRejectedException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -19,6 +23,32 @@ class ConsumerSocketTest extends GatewayTest {
 
   private static TestSocket open(String consumer) {
     return nodeA.consumerSocket(consumer);
+  }
+
+  @Test
+  @DisplayName("a client that sends 100,000 frames and reads none is held back by TCP, not buffered for; other clients are served meanwhile, and every answer comes once it reads")
+  void clientThatNeverReadsIsHeldBack() {
+    String topic = unique("flood");
+    String consumer = consumer(new JsonObject(), topic);
+    int frames = 100_000;
+    byte[] ping = RawWebSocket.textFrame(new JsonObject().put("op", "ping").put("requestId", "x".repeat(500)).encode());
+    ByteBuffer flood = ByteBuffer.allocate(ping.length * frames);
+    for (int i = 0; i < frames; i++) {
+      flood.put(ping);
+    }
+    flood.flip();
+    try (RawWebSocket flooder = RawWebSocket.connect(nodeA.port(), "/v1/consumers/" + consumer + "/ws")) {
+      flooder.writeWithoutReading(flood, Duration.ofSeconds(1));
+      // the node stopped reading once its answers filled the write queue: the kernel's buffers hold the rest
+      assertTrue(flood.position() < 32 << 20, "the node took " + (flood.position() >> 20) + " MiB of pings unread");
+      try (TestSocket other = open(consumer)) {
+        other.send(new JsonObject().put("op", "ping"));
+        assertEquals("pong", other.next().getString("type"));
+      }
+      http().publish(topic, event(1));
+      assertEquals(1, http().poll(consumer, max(10)).events().size());
+      assertEquals(frames, flooder.exchange(flood, frames, "\"pong\""));
+    }
   }
 
   @Test
