@@ -53,12 +53,17 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- How long an event's history list lives after each entry: longer than any event is held (see
+-- note). Set from the consumer's retention by settings().
+local held_history_ms = 2592000000
+
 -- The consumer's settings, or nil when the consumer does not exist (deleted meanwhile).
 local function settings()
   local v = redis.call('HMGET', K.meta, 'salt', 'ackMode', 'ackTimeoutMs', 'maxUnacked',
     'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'maxDeliveries', 'deadLetter',
     'errorQueue', 'maxTtlMs', 'enabled')
   if not v[1] then return nil end
+  held_history_ms = tonumber(v[5]) + 600000
   return {
     salt = v[1], auto = v[2] == 'auto', ackTimeoutMs = tonumber(v[3]), maxUnacked = tonumber(v[4]),
     retentionMs = tonumber(v[5]), initialDelayMs = tonumber(v[6]), multiplier = tonumber(v[7]),
@@ -145,19 +150,36 @@ local function acked_history_key(bucket)
   return string.sub(K.meta, 1, -5) .. 'acked-history:' .. bucket
 end
 
--- Moves the hand-out entry waiting in the deliveries entry to the event's list.
-local function flush_handout(id)
+-- Appends entries to the event's list. The list expires by itself, after anything the consumer can
+-- hold the event (a stay in a queue lasts a retention at most, and every change notes an entry), so
+-- that deleting a consumer need not visit its events' histories.
+local function push_history(id, ...)
+  local list = history_key(id)
+  redis.call('RPUSH', list, ...)
+  redis.call('PEXPIRE', list, held_history_ms)
+end
+
+-- Takes the hand-out entry waiting in the deliveries entry out of it; returns it, or nil.
+local function take_handout(id)
   local v = redis.call('HGET', K.deliveries, id)
   local state, handout = string.match(v or '', '^([^|]*)|(.*)$')
-  if handout then
-    redis.call('RPUSH', history_key(id), handout)
-    redis.call('HSET', K.deliveries, id, state)
-  end
+  if handout then redis.call('HSET', K.deliveries, id, state) end
+  return handout
+end
+
+-- Moves the hand-out entry waiting in the deliveries entry to the event's list.
+local function flush_handout(id)
+  local handout = take_handout(id)
+  if handout then push_history(id, handout) end
 end
 
 local function note(id, entry)
-  flush_handout(id)
-  redis.call('RPUSH', history_key(id), entry)
+  local handout = take_handout(id)
+  if handout then
+    push_history(id, handout, entry)
+  else
+    push_history(id, entry)
+  end
 end
 
 -- The hand-out entry waiting in a deliveries entry ("n:seq:mark|D ..."), or nil.

@@ -11,6 +11,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
@@ -70,13 +71,40 @@ class ConsumerAdminTest extends GatewayTest {
     assertEquals(1, http().metadata(name).json().getLong("backlog"));
 
     assertEquals(204, nodeB.http().delete("/v1/admin/consumers/" + name).status());
-    long historyTtl = RedisCli.send(redis.url(), Request.cmd(Command.PTTL)
-        .arg("herald:{c:" + name + "}:history:" + handedOut)).toLong();
-    assertTrue(historyTtl > 0, "the history of an event it held expires: " + historyTtl);
+    assertEquals(404, http().get("/v1/consumers/" + name + "/events/" + handedOut).status());
     assertEquals(404, http().get("/v1/admin/consumers/" + name).status());
     assertEquals("NOT_FOUND", http().poll(name, max(1)).errorCode());
     assertEquals(404, http().delete("/v1/admin/consumers/" + name).status());
     assertEquals(0, http().publish(topic, event(2)).results().getJsonObject(0).getInteger("matched"));
+  }
+
+  @Test
+  @DisplayName("deleting a consumer that holds 5,000 events costs Redis a few commands, and leaves only keys that expire")
+  void deleteIsBoundedWork() {
+    String topic = unique("big");
+    String name = consumer(new JsonObject().put("maxPollRecords", 1000).put("maxUnacked", 5000), topic);
+    for (int i = 0; i < 5; i++) {
+      http().publish(topic, events(new Object[1000]));
+    }
+    Reply batch = http().poll(name, max(1000));
+    http().post("/v1/consumers/" + name + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray(batch.ackIds().subList(0, 10))).put("action", "REQUEUE").put("reason", "later"));
+
+    long before = RedisCli.calls(redis.url());
+    assertEquals(204, http().delete("/v1/admin/consumers/" + name).status());
+    long commands = RedisCli.calls(redis.url()) - before;
+    // the delete's own handful, the INFO call and what the nodes' schedulers ran meanwhile
+    assertTrue(commands < 200, commands + " commands");
+    assertEquals(404, nodeB.http().get("/v1/admin/consumers/" + name).status());
+
+    Response keys = RedisCli.send(redis.url(), Request.cmd(Command.SCAN).arg(0).arg("MATCH")
+        .arg("herald:{c:" + name + "}:*").arg("COUNT").arg(100_000));
+    assertEquals("0", keys.get(0).toString());
+    assertTrue(keys.get(1).size() >= 10, "the nacked events' histories: " + keys.get(1));
+    for (Response key : keys.get(1)) {
+      long ttl = RedisCli.send(redis.url(), Request.cmd(Command.PTTL).arg(key.toString())).toLong();
+      assertTrue(ttl > 0, key + " never expires");
+    }
   }
 
   @Test

@@ -60,6 +60,18 @@ public final class RedisCli {
     return 0;
   }
 
+  /** How many commands Redis ran since it started (scripts' own commands included), from INFO commandstats. */
+  public static long calls(String url) {
+    String info = send(url, Request.cmd(Command.INFO).arg("commandstats")).toString();
+    long calls = 0;
+    for (String line : info.split("\\r?\\n")) {
+      if (line.startsWith("cmdstat_")) {
+        calls += Long.parseLong(line.substring(line.indexOf("calls=") + 6).split(",")[0]);
+      }
+    }
+    return calls;
+  }
+
   public static boolean exists(String url, String key) {
     return send(url, Request.cmd(Command.EXISTS).arg(key)).toInteger() == 1;
   }
