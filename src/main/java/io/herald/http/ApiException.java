@@ -72,8 +72,12 @@ public final class ApiException extends RuntimeException {
       return api;
     }
     if (failure instanceof StoreException store && store.failedInRedis()) {
-      LOG.log(System.Logger.Level.ERROR, "A Redis command failed: " + store.getMessage());
-      return new ApiException(ErrorCode.INTERNAL_ERROR, "Internal error");
+      // a script that fails inside Redis keeps the writes it made before: the client cannot be told
+      // that nothing happened
+      LOG.log(System.Logger.Level.ERROR, "A Redis command failed inside Redis: " + store.getMessage());
+      return wrote
+          ? new ApiException(ErrorCode.OUTCOME_UNKNOWN, "The request failed part-way in Redis: it may have been done in part")
+          : new ApiException(ErrorCode.INTERNAL_ERROR, "Internal error");
     }
     if (failure instanceof StoreException store) {
       return store.sent() && wrote
