@@ -13,13 +13,14 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 /**
  * Topic administration ({@code /v1/admin/topics}, the topic's levels as path segments). A topic
  * exists once published to; only those given settings are listed.
  */
 public final class TopicRoutes {
-  private static final String TOPIC = "/v1/admin/topics/(?<topic>.+)";
+  private static final Pattern TOPIC = Pattern.compile("/v1/admin/topics/(?<topic>.+)");
   private final TopicDirectory topics;
 
   public TopicRoutes(TopicDirectory topics) {
@@ -28,9 +29,9 @@ public final class TopicRoutes {
 
   public void mount(Router router) {
     router.get("/v1/admin/topics").handler(this::list);
-    router.getWithRegex(TOPIC).handler(this::get);
-    router.putWithRegex(TOPIC).handler(this::put);
-    router.deleteWithRegex(TOPIC).handler(this::delete);
+    router.getWithRegex(TOPIC.pattern()).handler(this::get);
+    router.putWithRegex(TOPIC.pattern()).handler(this::put);
+    router.deleteWithRegex(TOPIC.pattern()).handler(this::delete);
   }
 
   private void list(RoutingContext ctx) {
@@ -82,7 +83,7 @@ public final class TopicRoutes {
   }
 
   private static String topic(RoutingContext ctx) {
-    String topic = ctx.pathParam("topic");
+    String topic = Requests.rawPathGroup(ctx, TOPIC, "topic");
     String problem = TopicName.isSystem(topic) ? "topics under $sys/ are the gateway's own" : TopicName.problem(topic);
     if (problem != null) {
       throw ApiException.invalid("topic", problem);

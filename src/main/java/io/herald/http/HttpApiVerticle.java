@@ -45,12 +45,15 @@ import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 
 /**
  * The HTTP API: publish, poll, ack, consumer metadata, administration and health. Several instances
  * share the port; each owns its Redis connection, its publish rounds and its parked long polls.
  */
 public final class HttpApiVerticle extends VerticleBase {
+  /** The publish route; its topic is read from the path as sent (see {@link Requests#rawPathGroup}). */
+  private static final Pattern PUBLISH_PATH = Pattern.compile("/v1/topics/(?<topic>.+)/events");
   static final long MAX_WAIT_MS = 20_000;
 
   private final Supplier<RedisStore> stores;
@@ -124,7 +127,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.route().handler(authentication);
     router.route("/v1/admin/*").handler(Authentication::requireAdmin);
     router.routeWithRegex("/v1/consumers/(?<consumer>[^/]+)/.+").handler(Authentication::requireConsume);
-    router.postWithRegex("/v1/topics/(?<topic>.+)/events").handler(this::publish);
+    router.postWithRegex(PUBLISH_PATH.pattern()).handler(this::publish);
     router.post("/v1/consumers/:consumer/poll").handler(this::poll);
     router.get("/v1/consumers/:consumer/poll").handler(this::poll);
     router.post("/v1/consumers/:consumer/acks").handler(this::ack);
@@ -204,8 +207,9 @@ public final class HttpApiVerticle extends VerticleBase {
   private void publish(RoutingContext ctx) {
     Buffer body = ctx.body().buffer();
     Responses.reply(ctx, () -> {
-      Authentication.caller(ctx).checkPublish(ctx.pathParam("topic"));
-      return publisher.publish(ctx.pathParam("topic"), body == null ? Buffer.buffer() : body);
+      String topic = Requests.rawPathGroup(ctx, PUBLISH_PATH, "topic");
+      Authentication.caller(ctx).checkPublish(topic);
+      return publisher.publish(topic, body == null ? Buffer.buffer() : body);
     });
   }
 

@@ -4,7 +4,9 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.net.URI;
 import java.util.List;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Reading request bodies: every problem becomes INVALID_REQUEST naming the field. */
@@ -12,6 +14,22 @@ public final class Requests {
   private static final Pattern BATCH_ACK_ID = Pattern.compile("[0-9a-f]{32}");
 
   private Requests() {}
+
+  /**
+   * The group {@code group} of {@code route} in the path as the client sent it (percent-decoded,
+   * not normalized): the router's path parameters come from the normalized path, which collapses
+   * {@code //} and would hide an empty topic level. Falls back to the path parameter.
+   */
+  public static String rawPathGroup(RoutingContext ctx, Pattern route, String group) {
+    String path;
+    try {
+      path = URI.create("http://h" + ctx.request().path()).getPath();
+    } catch (IllegalArgumentException e) {
+      return ctx.pathParam(group); // not a path java.net.URI reads: the router's reading stands
+    }
+    Matcher matcher = route.matcher(path);
+    return matcher.matches() ? matcher.group(group) : ctx.pathParam(group);
+  }
 
   /** The body as a JSON object; an empty body is an empty object. */
   public static JsonObject object(RoutingContext ctx) {

@@ -19,6 +19,9 @@ public final class TopicName {
       return "a topic has at most " + MAX_LEVELS + " levels";
     }
     for (String level : levels) {
+      if (level.isEmpty()) {
+        return "'" + topic + "' has an empty level";
+      }
       if (!LEVEL.matcher(level).matches()) {
         return "each topic level is 1..250 characters of A-Z a-z 0-9 . _ -";
       }

@@ -20,6 +20,23 @@ import org.junit.jupiter.api.Timeout;
 class PublishTest extends GatewayTest {
 
   @Test
+  @DisplayName("a topic with an empty level is refused with 400 naming it, for publishing and administration, and nothing is stored")
+  void emptyTopicLevelRefused() {
+    String base = unique("levels");
+    String consumer = consumer(new JsonObject(), base + "/>");
+    for (String path : List.of("/v1/topics/" + base + "//b/events", "/v1/topics/" + base + "/b//events")) {
+      Reply refused = http().post(path, event(1));
+      assertEquals(400, refused.status(), path + ": " + refused.body());
+      assertEquals("INVALID_REQUEST", refused.errorCode());
+      assertTrue(refused.json().getJsonObject("error").getString("message").contains("empty level"), refused.body());
+    }
+    Reply admin = http().put("/v1/admin/topics/" + base + "//b", new JsonObject().put("enabled", false));
+    assertEquals(400, admin.status(), admin.body());
+    assertEquals(0, http().metadata(consumer).json().getLong("backlog"));
+    assertEquals(1, http().publish(base + "/b", event(1)).results().getJsonObject(0).getInteger("matched"));
+  }
+
+  @Test
   @DisplayName("a confirmed event is stored for every matching consumer and says how many matched")
   void confirmsWithMatchedCount() {
     String topic = unique("orders") + "/eu/created";
