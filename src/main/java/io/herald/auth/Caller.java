@@ -8,10 +8,10 @@ import java.util.List;
 
 /**
  * Who a request comes from, as its credentials told, and what it may do: publish to topics
- * matching {@code publish}, consume from the consumers named in {@code consume}, administer if
- * {@code admin}. The checks throw the protocol's 403s.
+ * matching {@code publish}, consume from the consumers matching {@code consume} (null: any),
+ * administer if {@code admin}. The checks throw the protocol's 403s.
  */
-public record Caller(String name, List<TopicPattern> publish, List<String> consume, boolean admin) {
+public record Caller(String name, List<TopicPattern> publish, List<ConsumerPattern> consume, boolean admin) {
   /** The caller of an open gateway, which has no credentials configured: it may do everything. */
   public static final Caller ANYONE = new Caller("anyone", List.of(TopicPattern.parse(">")), null, true);
 
@@ -28,7 +28,7 @@ public record Caller(String name, List<TopicPattern> publish, List<String> consu
   }
 
   public void checkConsume(String consumer) {
-    if (consume != null && !consume.contains(consumer)) {
+    if (consume != null && consume.stream().noneMatch(grant -> grant.matches(consumer))) {
       throw new ApiException(ErrorCode.CONSUME_ACL_DENIED, "'" + name + "' may not consume from '" + consumer + "'",
           new JsonObject().put("consumer", consumer));
     }

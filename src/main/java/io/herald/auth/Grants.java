@@ -7,10 +7,10 @@ import java.util.List;
 
 /**
  * What a credential allows: publishing to topics matching {@code publish}, consuming from the
- * consumers named in {@code consume}, administering if {@code admin}. API keys carry them in the
- * configuration, JWTs in a claim; both read the same shape.
+ * consumers matching {@code consume} (names, {@code billing-*}, {@code *}), administering if
+ * {@code admin}. API keys carry them in the configuration, JWTs in a claim; both read the same shape.
  */
-public record Grants(List<TopicPattern> publish, List<String> consume, boolean admin) {
+public record Grants(List<TopicPattern> publish, List<ConsumerPattern> consume, boolean admin) {
 
   /** Reads {@code publish}, {@code consume} and {@code admin} (all optional: nothing is granted by default). */
   public static Grants read(SettingsReader reader) {
@@ -22,7 +22,14 @@ public record Grants(List<TopicPattern> publish, List<String> consume, boolean a
         reader.error("publish", "'" + pattern + "': " + e.getMessage());
       }
     }
-    List<String> consume = reader.texts("consume", 0, 1000, List.of());
+    List<ConsumerPattern> consume = new ArrayList<>();
+    for (String grant : reader.texts("consume", 0, 1000, List.of())) {
+      try {
+        consume.add(ConsumerPattern.parse(grant));
+      } catch (IllegalArgumentException e) {
+        reader.error("consume", "'" + grant + "': " + e.getMessage());
+      }
+    }
     boolean admin = reader.bool("admin", false);
     return new Grants(List.copyOf(publish), List.copyOf(consume), admin);
   }

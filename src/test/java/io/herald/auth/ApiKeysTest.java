@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
 class ApiKeysTest {
   private static final String SECRET = ApiKey.newSecret();
   private static final String LIMITED = ApiKey.newSecret();
+  private static final String OPERATOR = ApiKey.newSecret();
   private static TestRedis redis;
   private static TestNode node;
 
@@ -34,7 +35,9 @@ class ApiKeysTest {
         .put("ops", new JsonObject().put("sha256", sha256).put("admin", true)
             .put("publish", new JsonArray().add(">")).put("consume", new JsonArray().add("billing").add("audit")))
         .put("billing-app", new JsonObject().put("sha256", HexFormat.of().formatHex(ApiKey.hash(LIMITED)))
-            .put("publish", new JsonArray().add("orders/>")).put("consume", new JsonArray().add("billing")))));
+            .put("publish", new JsonArray().add("orders/>")).put("consume", new JsonArray().add("billing")))
+        .put("operator", new JsonObject().put("sha256", HexFormat.of().formatHex(ApiKey.hash(OPERATOR))).put("admin", true)
+            .put("consume", new JsonArray().add("*")))));
   }
 
   @BeforeAll
@@ -75,6 +78,17 @@ class ApiKeysTest {
       socket.send(new JsonObject().put("op", "ping"));
       assertEquals("pong", socket.next().getString("type"));
     }
+  }
+
+  @Test
+  @DisplayName("consume grants take patterns: an operator's key with admin and consume [\"*\"] may use every consumer")
+  void consumePatterns() {
+    Http operator = node.http().withToken(OPERATOR);
+    String name = "anything-" + System.nanoTime();
+    assertEquals(201, operator.putConsumer(name, new JsonObject().put("topics", new JsonArray().add("orders/>"))).status());
+    assertEquals(200, operator.poll(name, new JsonObject()).status());
+    assertEquals(200, operator.metadata(name).status());
+    assertEquals("CONSUME_ACL_DENIED", node.http().withToken(LIMITED).poll(name, new JsonObject()).errorCode());
   }
 
   @Test
