@@ -4,26 +4,48 @@
 -- ARGV[1] the ledger hold of this consumer's part of the round ('' for none)
 -- ARGV[2] the dedup window in ms (publish.idempotencyWindowMs)
 -- ARGV[3..] quintuples of eventId, blob, ttlMs ('' for none), the event's topic when it counts
--- against that topic's quota ('' otherwise), and 'K' when it was published with an idempotencyKey
--- ('' otherwise): such an event is spooled at most once for this consumer within the window,
--- whatever became of it since (acked, dead-lettered, dropped), so a retry of a publish whose outcome
--- was unknown never hands the consumer an event it already had.
+-- against that topic's quota ('' otherwise), and flags: K when it was published with an
+-- idempotencyKey (such an event is spooled at most once for this consumer within the window,
+-- whatever became of it since — acked, dead-lettered, dropped — so a retry of a publish whose
+-- outcome was unknown never hands the consumer an event it already had), F when no quota may
+-- refuse it (the gateway's own alerts).
 -- Returns {events spooled, the earliest TTL end among them when it is the consumer's earliest expiry
--- (the scheduler must know it), else -1,
--- then the spool's figures for the ledger (spool_figures)}, or -1 when the consumer does not exist
--- or is disabled (the node's copy of its settings was behind).
+-- (the scheduler must know it) else -1, 1 when it refuses events for all (rejectPublishWhenRefused)
+-- else 0, the number r of events it did not take for its quota, then r eventIds, then the spool's
+-- figures for the ledger (spool_figures)}; -1 when the consumer does not exist; -2 when it
+-- is disabled and refuses events for all (rejectPublishWhenRefused), -3 when it is disabled and
+-- skips them (counted as discarded): the node's copy of its settings was behind.
+-- An event that would take the consumer over its own quotaBytes or quotaEvents (checked here,
+-- exactly, against its spooledBytes and spooledEvents) is refused (with rejectPublishWhenRefused)
+-- or skipped and counted as discarded.
 local cfg = settings()
-if not cfg or not cfg.enabled then return -1 end
-local idempotent = KEYS[EXTRA_KEY]
+if not cfg then return -1 end
+local quota = redis.call('HMGET', K.meta, 'quotaBytes', 'quotaEvents', 'rejectPublishWhenRefused',
+  'spooledBytes', 'spooledEvents')
+local refusesForAll = quota[3] ~= 'false'
 local events = (#ARGV - 2) / 5
+if not cfg.enabled then
+  if refusesForAll then return -2 end
+  count({discarded = events})
+  return -3
+end
+local quotaBytes, quotaEvents = tonumber(quota[1]), tonumber(quota[2])
+local heldBytes, heldEvents = tonumber(quota[4] or '0'), tonumber(quota[5] or '0')
+local idempotent = KEYS[EXTRA_KEY]
 local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
-local spooled, earliest = 0, -1
+local spooled, earliest, discarded = 0, -1, 0
+local refused = {}
 local keyedAt
 for i = 3, #ARGV, 5 do
   local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
   seq = seq + 1
-  local fresh = true
-  if ARGV[i + 4] == 'K' then
+  local fresh, flags = true, ARGV[i + 4]
+  if not string.find(flags, 'F', 1, true)
+      and ((quotaBytes and heldBytes + #blob > quotaBytes) or (quotaEvents and heldEvents + 1 > quotaEvents)) then
+    fresh = false
+    table.insert(refused, id)
+    if not refusesForAll then discarded = discarded + 1 end
+  elseif string.find(flags, 'K', 1, true) then
     keyedAt = keyedAt or now_ms()
     fresh = not redis.call('ZSCORE', idempotent, id)
     if fresh then redis.call('ZADD', idempotent, keyedAt, id) end
@@ -32,6 +54,7 @@ for i = 3, #ARGV, 5 do
   if fresh and redis.call('HSETNX', K.events, id, blob) == 1 then
     redis.call('ZADD', K.backlog, seq, id)
     spooled = spooled + 1
+    heldBytes, heldEvents = heldBytes + #blob, heldEvents + 1
     spool_more(#blob, 1)
     if topic ~= '' then
       redis.call('HSET', K.charged, id, topic)
@@ -56,8 +79,9 @@ if earliest >= 0 and tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')
   earliest = -1
 end
 realize(ARGV[1])
-count({published = spooled})
+count({published = spooled, discarded = discarded})
 if spooled > 0 then wake_waiter(cfg) end
-local result = {spooled, earliest}
+local result = {spooled, earliest, refusesForAll and 1 or 0, #refused}
+for _, id in ipairs(refused) do table.insert(result, id) end
 for _, figure in ipairs(spool_figures()) do table.insert(result, figure) end
 return result

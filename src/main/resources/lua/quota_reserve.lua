@@ -6,11 +6,13 @@
 -- quota in bytes ('' for none), ARGV[4] number of groups; then per group (the events of one
 -- publish request):
 --   topic ('' when it has no quota), its quotaBytes, number of matching consumers, per consumer:
---   name, quotaBytes, quotaEvents, refusesForAll ('1' or '0'), namespace, namespace quotaBytes
---   (each '' for none); number of events, then each event's size in bytes.
+--   name, refusesForAll ('1' or '0'), namespace, namespace quotaBytes (each '' for none); number of
+--   events, then each event's size in bytes.
+-- A consumer's own quotaBytes/quotaEvents are not judged here but by its spool script, exactly,
+-- against its own figures (publish.lua).
 -- Returns one verdict per event, in order: '' (room for every consumer), 'R <scope> <name>'
--- (refused for all; scope gateway, namespace, topic or consumer) or 'S <consumer> ...' (room for
--- all but these consumers, which skip it).
+-- (refused for all; scope gateway, namespace or topic) or 'S <consumer> ...' (room for all but
+-- these consumers, which skip it).
 local now = now_ms()
 give_back_expired(now)
 -- room taken, by consumer and usage field: written once per field at the end
@@ -35,8 +37,7 @@ for _ = 1, tonumber(ARGV[4]) do
   local topic, topicQuota = next_arg(), tonumber(next_arg())
   local consumers = {}
   for i = 1, tonumber(next_arg()) do
-    consumers[i] = {name = next_arg(), quotaBytes = tonumber(next_arg()), quotaEvents = tonumber(next_arg()),
-      refuses = next_arg() == '1', ns = next_arg(), nsQuota = tonumber(next_arg())}
+    consumers[i] = {name = next_arg(), refuses = next_arg() == '1', ns = next_arg(), nsQuota = tonumber(next_arg())}
   end
   for _ = 1, tonumber(next_arg()) do
     local size = tonumber(next_arg())
@@ -50,9 +51,7 @@ for _ = 1, tonumber(ARGV[4]) do
     local refusal, skipped, copies, taking = nil, {}, 0, {}
     for _, c in ipairs(consumers) do
       local scope
-      if not (fits('c:' .. c.name .. ':b', size, c.quotaBytes) and fits('c:' .. c.name .. ':e', 1, c.quotaEvents)) then
-        scope = 'consumer ' .. c.name
-      elseif c.ns ~= '' and not fits('n:' .. c.ns, size, c.nsQuota) then
+      if c.ns ~= '' and not fits('n:' .. c.ns, size, c.nsQuota) then
         scope = 'namespace ' .. c.ns
       end
       if not scope then

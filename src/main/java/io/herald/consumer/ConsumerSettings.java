@@ -194,6 +194,10 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         "multiplier", redelivery.multiplier(), "maxDelayMs", redelivery.maxDelayMs(),
         "rateTps", rateLimit.tps(), "rateBlockMs", rateLimit.blockMs(),
         "maxDeliveries", redelivery.maxDeliveries(), "deadLetter", deadLetter, "errorQueue", errorQueue,
-        "maxTtlMs", maxTtlMs == null ? 0 : maxTtlMs, "enabled", admission.enabled());
+        "maxTtlMs", maxTtlMs == null ? 0 : maxTtlMs, "enabled", admission.enabled(),
+        // '' for no quota: the publish script checks the consumer's own quotas exactly
+        "quotaBytes", admission.quotaBytes() == null ? "" : admission.quotaBytes(),
+        "quotaEvents", admission.quotaEvents() == null ? "" : admission.quotaEvents(),
+        "rejectPublishWhenRefused", admission.rejectPublishWhenRefused());
   }
 }

@@ -28,6 +28,8 @@ final class PendingPublish {
   final List<ConsumerSettings> matched;
   /** Whether its events count against some quota (then the ledger must admit them). */
   final boolean counted;
+  /** False for the gateway's own events, which no quota refuses. */
+  private final boolean quotasHold;
   final Promise<JsonObject> promise = Promise.promise();
   private final List<PublishedEvent> events;
   private final long maxEventBytes;
@@ -50,13 +52,20 @@ final class PendingPublish {
   private final Repeat[] repeats;
   /** Per event: how many consumers took it, once finished. */
   private final int[] matchedCounts;
+  /** Per event: why a consumer's spool script refused it for all (its settings changed), or null. */
+  private final ApiException[] refusedInSpool;
 
   /** An event of this round that another one repeats (same topic and idempotencyKey). */
   private record Repeat(PendingPublish publish, int index) {}
 
+  /**
+   * @param counted     whether the ledger must admit its events (a quota spanning consumers applies)
+   * @param quotasHold  false for the gateway's own events, which no quota refuses
+   */
   PendingPublish(TopicSettings topic, List<PublishedEvent> events, List<ConsumerSettings> matching,
-      long gatewayMaxEventBytes, boolean counted) {
+      long gatewayMaxEventBytes, boolean counted, boolean quotasHold) {
     this.topic = topic;
+    this.quotasHold = quotasHold;
     this.events = events;
     this.matched = matching.stream().filter(ConsumerSettings::enabled).toList();
     this.counted = counted;
@@ -69,6 +78,7 @@ final class PendingPublish {
     this.storedMatched = new int[events.size()];
     this.repeats = new Repeat[events.size()];
     this.matchedCounts = new int[events.size()];
+    this.refusedInSpool = new ApiException[events.size()];
     Arrays.fill(storedMatched, -1);
     ApiException disabled = matching.stream()
         .filter(c -> !c.enabled() && c.admission().rejectPublishWhenRefused())
@@ -187,29 +197,32 @@ final class PendingPublish {
   }
 
   /**
-   * Adds the (eventId, blob, ttlMs, charged topic, 'K' for an idempotencyKey) of every admitted
-   * event to each consumer's spool.
+   * Adds the (eventId, blob, ttlMs, charged topic, flags) of every admitted event to each
+   * consumer's spool.
    */
   void addTo(Map<String, List<Object>> spools) {
-    String charged = topic.quotaBytes() == null ? "" : topic.name();
     for (int i = 0; i < events.size(); i++) {
       if (!spooling(i)) {
         continue;
       }
-      PublishedEvent event = events.get(i);
       for (ConsumerSettings consumer : matched) {
         if (skipping.get(i).contains(consumer.name())) {
           continue;
         }
         targets.add(consumer.name());
-        List<Object> spool = spools.computeIfAbsent(consumer.name(), c -> new ArrayList<>());
-        spool.add(eventIds[i]);
-        spool.add(blobs[i]);
-        spool.add(event.ttlMs() == null ? "" : event.ttlMs());
-        spool.add(charged);
-        spool.add(event.idempotencyKey() == null ? "" : "K");
+        addEvent(spools.computeIfAbsent(consumer.name(), c -> new ArrayList<>()), i);
       }
     }
+  }
+
+  private void addEvent(List<Object> spool, int index) {
+    PublishedEvent event = events.get(index);
+    spool.add(eventIds[index]);
+    spool.add(blobs[index]);
+    spool.add(event.ttlMs() == null ? "" : event.ttlMs());
+    spool.add(topic.quotaBytes() == null ? "" : topic.name());
+    // flags of publish.lua: K an idempotencyKey, F free of the consumer's own quotas
+    spool.add((event.idempotencyKey() == null ? "" : "K") + (quotasHold ? "" : "F"));
   }
 
   /** Fails the request (nothing of it was written). */
@@ -218,12 +231,74 @@ final class PendingPublish {
   }
 
   /**
-   * Answers once every consumer this request's events went to took them (false: deleted
+   * Finds the events a consumer refused for every consumer in its spool script (disabled, or over
+   * its own quota, after this node read its settings), and adds, per consumer that took such an
+   * event, its eventId to {@code takeBack}. A repeat of a publish of unknown outcome is not taken
+   * back: its first publish may have stored it.
+   */
+  void refusedInSpool(Map<String, Future<SpoolReply>> writes, Map<String, Set<String>> takeBack) {
+    for (int i = 0; i < events.size(); i++) {
+      if (!spooling(i) || duplicates[i]) {
+        continue;
+      }
+      for (ConsumerSettings consumer : matched) {
+        SpoolReply reply = reply(writes, consumer, i);
+        if (reply != null && reply.refuses(eventIds[i])) {
+          refusedInSpool[i] = reply.disabled() ? ApiException.consumerDisabled(consumer.name())
+              : new ApiException(ErrorCode.QUOTA_EXCEEDED, "Consumer '" + consumer.name() + "' is over its quota",
+                  new JsonObject().put("scope", "consumer").put("consumer", consumer.name()));
+          break;
+        }
+      }
+      if (refusedInSpool[i] != null) {
+        for (ConsumerSettings consumer : matched) {
+          SpoolReply reply = reply(writes, consumer, i);
+          if (reply != null && reply.holds(eventIds[i])) {
+            takeBack.computeIfAbsent(consumer.name(), c -> new HashSet<>()).add(eventIds[i]);
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * The events refused in a spool script are refused to the publisher, unless some consumer
+   * handed one out before it could be taken back ({@code kept}): that one is stored again where it
+   * was taken back, and confirmed for those that hold it.
+   */
+  void tookBack(Set<String> kept) {
+    for (int i = 0; i < events.size(); i++) {
+      if (refusedInSpool[i] != null && !kept.contains(eventIds[i])) {
+        refusals[i] = refusedInSpool[i];
+      }
+    }
+  }
+
+  /** The spool reply of a consumer this event went to, if its write succeeded; else null. */
+  private SpoolReply reply(Map<String, Future<SpoolReply>> writes, ConsumerSettings consumer, int index) {
+    Future<SpoolReply> write = writes.get(consumer.name());
+    return write == null || !write.succeeded() || skipping.get(index).contains(consumer.name()) ? null : write.result();
+  }
+
+  /** The (eventId, blob, ttlMs, charged topic, flags) this request sent with {@code eventId}, if any. */
+  List<Object> spooled(String eventId) {
+    for (int i = 0; i < events.size(); i++) {
+      if (eventId.equals(eventIds[i]) && spooling(i)) {
+        List<Object> event = new ArrayList<>();
+        addEvent(event, i);
+        return event;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Answers once every consumer this request's events went to took them (or was deleted
    * meanwhile); fails when a write failed, saying whether some other one succeeded.
    */
-  void finish(Map<String, Future<Boolean>> writes) {
-    List<Future<Boolean>> mine = targets.stream().map(writes::get).toList();
-    Future<Boolean> failed = mine.stream().filter(Future::failed).findFirst().orElse(null);
+  void finish(Map<String, Future<SpoolReply>> writes) {
+    List<Future<SpoolReply>> mine = targets.stream().map(writes::get).toList();
+    Future<SpoolReply> failed = mine.stream().filter(Future::failed).findFirst().orElse(null);
     if (failed != null) {
       ApiException failure = ApiException.from(failed.cause(), true);
       promise.tryFail(mine.stream().anyMatch(Future::succeeded) && failure.code() == ErrorCode.STORE_UNAVAILABLE
@@ -242,11 +317,11 @@ final class PendingPublish {
     promise.tryComplete(new JsonObject().put("results", results));
   }
 
-  private int took(int index, Map<String, Future<Boolean>> writes) {
+  private int took(int index, Map<String, Future<SpoolReply>> writes) {
     int took = 0;
     for (ConsumerSettings consumer : matched) {
-      Future<Boolean> write = writes.get(consumer.name());
-      took += !skipping.get(index).contains(consumer.name()) && write != null && write.result() ? 1 : 0;
+      SpoolReply reply = reply(writes, consumer, index);
+      took += reply != null && reply.holds(eventIds[index]) ? 1 : 0;
     }
     return took;
   }

@@ -20,13 +20,15 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
-import io.vertx.redis.client.ResponseType;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Publishes events: spools each one for every matching consumer and confirms only when every one
@@ -118,7 +120,7 @@ public final class PublishService {
     matching.stream().filter(c -> !c.enabled() && !c.admission().rejectPublishWhenRefused())
         .forEach(c -> discarded(c.name(), events.size()));
     PendingPublish publish = new PendingPublish(settings, events, matching, maxEventBytes,
-        quotasHold && ledger.applies(settings, matching));
+        quotasHold && ledger.applies(settings, matching), quotasHold);
     int accepted = publish.accepted();
     if (accepted == 0) {
       publish.finish(Map.of());
@@ -193,7 +195,7 @@ public final class PublishService {
   private void spool(List<PendingPublish> round, String holdId) {
     Map<String, List<Object>> spools = new LinkedHashMap<>();
     round.forEach(publish -> publish.addTo(spools));
-    Map<String, Future<Boolean>> writes = new LinkedHashMap<>();
+    Map<String, Future<SpoolReply>> writes = new LinkedHashMap<>();
     List<SpoolFigures> figures = new ArrayList<>();
     List<String> holds = new ArrayList<>();
     spools.forEach((consumer, events) -> {
@@ -201,23 +203,100 @@ public final class PublishService {
       if (holdId != null) {
         holds.add(hold);
       }
-      events.addAll(0, List.of(hold, idempotencyWindowMs));
-      writes.put(consumer, store.eval(Script.PUBLISH, Keys.spool(consumer), events).map(reply -> {
-          if (reply.type() != ResponseType.MULTI) {
-            return false; // deleted or disabled meanwhile
+      List<Object> args = new ArrayList<>(List.of(hold, idempotencyWindowMs));
+      args.addAll(events);
+      writes.put(consumer, store.eval(Script.PUBLISH, Keys.spool(consumer), args).map(reply -> {
+          SpoolReply spooled = SpoolReply.parse(reply);
+          if (spooled.took()) {
+            dueTimes.file(consumer, reply.get(1).toLong());
+            figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, spooled.figuresFrom()));
           }
-          dueTimes.file(consumer, reply.get(1).toLong());
-          figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, 2));
-          return true;
+          return spooled;
         }));
     });
     Future.join(new ArrayList<>(writes.values())).onComplete(done -> {
-      round.forEach(publish -> publish.finish(writes));
-      idempotency.settle(round);
-      if (holdId != null) {
-        settler.settle(holds, figures);
+      Map<String, Set<String>> takeBack = new LinkedHashMap<>();
+      round.forEach(publish -> publish.refusedInSpool(writes, takeBack));
+      takeBack(round, takeBack).onSuccess(kept -> {
+        round.forEach(publish -> publish.tookBack(kept));
+        round.forEach(publish -> publish.finish(writes));
+        idempotency.settle(round);
+        if (holdId != null) {
+          settler.settle(holds, figures);
+        }
+      });
+    });
+  }
+
+  /**
+   * Takes back from the consumers that took them the events another consumer refused for all in
+   * its spool script (its settings changed after this node read them), so that the publisher is
+   * refused with nothing stored. An event some consumer handed out before it could be taken back
+   * stays: it is stored again where it was taken back and confirmed; a request whose events could
+   * not be put back fails with OUTCOME_UNKNOWN. Answers the events kept; never fails.
+   */
+  private Future<Set<String>> takeBack(List<PendingPublish> round, Map<String, Set<String>> takeBack) {
+    if (takeBack.isEmpty()) {
+      return Future.succeededFuture(Set.of());
+    }
+    Map<String, List<String>> takenFrom = new LinkedHashMap<>();
+    Set<String> kept = new HashSet<>();
+    List<Future<Void>> calls = new ArrayList<>();
+    takeBack.forEach((consumer, eventIds) -> {
+      List<String> ids = new ArrayList<>(eventIds);
+      calls.add(store.eval(Script.RETRACT, Keys.consumer(consumer), ids).<Void>map(reply -> {
+        for (int i = 0; i < ids.size(); i++) {
+          if (reply.get(i).toInteger() == 1) {
+            takenFrom.computeIfAbsent(consumer, c -> new ArrayList<>()).add(ids.get(i));
+          } else {
+            kept.add(ids.get(i));
+          }
+        }
+        return null;
+      }).recover(failure -> {
+        kept.addAll(ids);
+        failHolding(round, ids); // taken back or not, nobody knows
+        return Future.<Void>succeededFuture();
+      }));
+    });
+    return Future.join(calls).transform(ignored -> restore(round, takenFrom, kept)).transform(restored -> {
+      if (!kept.isEmpty()) {
+        LOG.log(System.Logger.Level.INFO, "Events refused by a consumer whose settings had just changed were handed"
+            + " out elsewhere before they could be taken back; confirmed for those that hold them: " + kept);
+      }
+      return Future.succeededFuture(kept);
+    });
+  }
+
+  /** Fails the requests of the round that hold any of these events: they are stored for some consumers only. */
+  private static void failHolding(List<PendingPublish> round, Collection<String> eventIds) {
+    ApiException unknown = new ApiException(ErrorCode.OUTCOME_UNKNOWN,
+        "Redis failed part-way: the events were stored for some consumers only; publish again");
+    round.stream().filter(publish -> eventIds.stream().anyMatch(id -> publish.spooled(id) != null))
+        .forEach(publish -> publish.fail(unknown));
+  }
+
+  /** Spools again the kept events where they were taken back; fails the requests it could not. */
+  private Future<Void> restore(List<PendingPublish> round, Map<String, List<String>> takenFrom, Set<String> kept) {
+    List<Future<Void>> calls = new ArrayList<>();
+    takenFrom.forEach((consumer, ids) -> {
+      List<Object> args = new ArrayList<>(List.of("", idempotencyWindowMs));
+      Set<String> again = new HashSet<>();
+      for (String id : ids) {
+        if (kept.contains(id)) {
+          round.stream().map(publish -> publish.spooled(id)).filter(java.util.Objects::nonNull).findFirst()
+              .ifPresent(event -> {
+                args.addAll(event);
+                again.add(id);
+              });
+        }
+      }
+      if (!again.isEmpty()) {
+        calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args).<Void>mapEmpty()
+            .onFailure(failure -> failHolding(round, again)));
       }
     });
+    return Future.join(calls).mapEmpty();
   }
 
   /**

@@ -63,15 +63,17 @@ public final class SpoolLedger {
     return drained;
   }
 
-  /** True when events of {@code topic} for these consumers (the enabled ones) count against some quota. */
+  /**
+   * True when events of {@code topic} for these consumers (the enabled ones) count against a quota
+   * that spans consumers (gateway, namespace, topic); a consumer's own quotas are its spool script's.
+   */
   public boolean applies(TopicSettings topic, List<ConsumerSettings> consumers) {
     if (quotas.spoolBytes() != null || topic.quotaBytes() != null) {
       return true;
     }
     for (ConsumerSettings consumer : consumers) {
       ConsumerSettings.Admission admission = consumer.admission();
-      if (admission.enabled() && (admission.quotaBytes() != null || admission.quotaEvents() != null
-          || quotas.namespace(admission.namespace()) != null)) {
+      if (admission.enabled() && quotas.namespace(admission.namespace()) != null) {
         return true;
       }
     }
@@ -94,8 +96,7 @@ public final class SpoolLedger {
       args.add(group.consumers().size());
       for (ConsumerSettings consumer : group.consumers()) {
         ConsumerSettings.Admission admission = consumer.admission();
-        args.addAll(List.of(consumer.name(), quota(admission.quotaBytes()), quota(admission.quotaEvents()),
-            admission.rejectPublishWhenRefused() ? "1" : "0",
+        args.addAll(List.of(consumer.name(), admission.rejectPublishWhenRefused() ? "1" : "0",
             admission.namespace() == null ? "" : admission.namespace(),
             quota(quotas.namespace(admission.namespace()))));
       }

@@ -13,6 +13,7 @@ public final class Script {
   private static final String CONSUMER_LIB = read("consumer.lib.lua");
 
   public static final Script PUBLISH = perConsumer("publish", true);
+  public static final Script RETRACT = perConsumer("retract", true);
   public static final Script POLL = perConsumer("poll", true);
   public static final Script ACK = perConsumer("ack", true);
   public static final Script REDELIVER = perConsumer("redeliver", true);

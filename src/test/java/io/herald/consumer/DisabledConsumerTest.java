@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
+import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestSocket;
 import io.vertx.core.http.UpgradeRejectedException;
@@ -39,6 +40,47 @@ class DisabledConsumerTest extends GatewayTest {
     }
     assertEquals(0, http().metadata(open).json().getLong("backlog"));
     assertEquals(0, http().metadata(shut).json().getLong("backlog"));
+  }
+
+  /** Disables the consumer in Redis only, as a change no node has heard of yet would be. */
+  private static void disableUnannounced(String consumer, boolean refusesForAll) {
+    String meta = "herald:{c:" + consumer + "}:meta";
+    RedisCli.hset(redis.url(), meta, "rejectPublishWhenRefused", String.valueOf(refusesForAll));
+    RedisCli.hset(redis.url(), meta, "enabled", "false");
+  }
+
+  @Test
+  @DisplayName("a consumer disabled after the node read its settings still refuses the events for all: the others' copies are taken back")
+  void disabledAfterSnapshotRefusesForAll() {
+    String topic = unique("orders");
+    String open = consumer(new JsonObject(), topic);
+    String shut = consumer(new JsonObject(), topic);
+    disableUnannounced(shut, true);
+    JsonArray results = http().publish(topic, events(1, 2)).results();
+    for (int i = 0; i < 2; i++) {
+      JsonObject result = results.getJsonObject(i);
+      assertEquals("REJECTED", result.getString("status"), result.encode());
+      assertEquals("CONSUMER_DISABLED", result.getString("code"));
+      assertEquals(new JsonObject().put("scope", "consumer").put("consumer", shut), result.getJsonObject("details"));
+    }
+    JsonObject metadata = http().metadata(open).json();
+    assertEquals(0, metadata.getLong("backlog"), metadata.encode());
+    assertEquals(0, metadata.getLong("spooledEvents"));
+    assertEquals(0, metadata.getJsonObject("totals").getLong("published"));
+  }
+
+  @Test
+  @DisplayName("a consumer disabled after the node read its settings, with rejectPublishWhenRefused false, skips the events (discarded); the others keep them")
+  void disabledAfterSnapshotSkips() {
+    String topic = unique("orders");
+    String open = consumer(new JsonObject(), topic);
+    String shut = consumer(new JsonObject(), topic);
+    disableUnannounced(shut, false);
+    JsonObject result = http().publish(topic, event(1)).results().getJsonObject(0);
+    assertEquals("CONFIRMED", result.getString("status"));
+    assertEquals(1, result.getInteger("matched"));
+    assertEquals(1, http().metadata(open).json().getLong("backlog"));
+    assertEquals(1, http().metadata(shut).json().getJsonObject("totals").getLong("discarded"));
   }
 
   @Test

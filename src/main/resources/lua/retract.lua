@@ -1,0 +1,21 @@
+-- Takes back events a publish round spooled for this consumer because another matching consumer
+-- refused them for all in its own spool script (disabled, or over its own quota, after the node
+-- read its settings): each event still in the backlog, never handed out, leaves as if never
+-- published.
+-- ARGV the eventIds
+-- Returns per eventId 1 (taken back) or 0 (handed out already, or not here), or -1 when the
+-- consumer does not exist.
+local cfg = settings()
+if not cfg then return -1 end
+local out, taken = {}, 0
+for i, id in ipairs(ARGV) do
+  if redis.call('ZREM', K.backlog, id) == 1 then
+    spool_less(id, forget(id))
+    taken = taken + 1
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+count({published = -taken})
+return out
