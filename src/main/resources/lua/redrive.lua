@@ -1,14 +1,22 @@
 -- Sends events of the dead-letter or error queue back to the consumer's queue, at their place in
--- arrival order, with their delivery count reset.
+-- arrival order, with their delivery count reset. Back in the spool they count against the
+-- consumer's own quotaBytes/quotaEvents again, checked here exactly: an event that does not fit
+-- stays in its queue (and a redrive of the head stops there). The quotas that span consumers were
+-- judged by the ledger before (ARGV[4] names the hold of the room it gave).
 -- ARGV[1] 'dead' or 'errors', ARGV[2] '*' for the head of the queue, else '' ; ARGV[3] most events
--- (for '*'); ARGV[4..] the eventIds (for '')
--- Returns {redriven count, then per named eventId its status REDRIVEN or UNKNOWN}, or -1 when the
--- consumer does not exist. A caller redriving all repeats '*' calls until one moves nothing.
+-- (for '*'); ARGV[4] the ledger hold ('' for none); ARGV[5..] the eventIds (for '')
+-- Returns {redriven count, 1 when an event did not fit the consumer's quota else 0, number n of
+-- statuses, then per named eventId its status REDRIVEN, QUOTA_EXCEEDED or UNKNOWN, then (with a
+-- hold) the consumer's figures (spool_figures)}, or -1 when the consumer does not exist. A caller
+-- redriving all repeats '*' calls until one moves fewer than asked.
 local cfg = settings()
 if not cfg then return -1 end
 local queue = ARGV[1] == 'dead' and K.dead or K.errors
-local moved = 0
+local moved, full = 0, 0
 local now = now_ms()
+local quota = redis.call('HMGET', K.meta, 'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents')
+local quotaBytes, quotaEvents = tonumber(quota[1]), tonumber(quota[2])
+local heldBytes, heldEvents = tonumber(quota[3] or '0'), tonumber(quota[4] or '0')
 
 local function redrive(id)
   local failure = redis.call('HGET', K.failures, id)
@@ -19,29 +27,40 @@ local function redrive(id)
     forget(id)
     return 'UNKNOWN'
   end
+  local bytes = redis.call('HSTRLEN', K.events, id)
+  if (quotaBytes and heldBytes + bytes > quotaBytes) or (quotaEvents and heldEvents + 1 > quotaEvents) then
+    full = 1
+    return 'QUOTA_EXCEEDED'
+  end
+  heldBytes, heldEvents = heldBytes + bytes, heldEvents + 1
   redis.call('ZREM', queue, id)
   redis.call('HDEL', K.failures, id)
   -- back with what is left of its retention (a TTL does not follow it into the queues)
   redis.call('ZREM', K.expiry, id)
   redis.call('ZADD', K.backlog, seq, id)
   -- back in the consumer's spool (not charged to its topic again)
-  spool_more(redis.call('HSTRLEN', K.events, id), 1)
+  spool_more(bytes, 1)
   moved = moved + 1
   note(id, 'R ' .. now)
   return 'REDRIVEN'
 end
 
-local result = {0}
+local statuses = {}
 if ARGV[2] == '*' then
   for _, id in ipairs(redis.call('ZRANGE', queue, 0, tonumber(ARGV[3]) - 1)) do
-    redrive(id)
+    if redrive(id) == 'QUOTA_EXCEEDED' then break end
   end
 else
-  for i = 4, #ARGV do
-    table.insert(result, redrive(ARGV[i]))
+  for i = 5, #ARGV do
+    table.insert(statuses, redrive(ARGV[i]))
   end
 end
-result[1] = moved
+realize(ARGV[4])
 count({redriven = moved})
 if moved > 0 then wake_waiter(cfg) end
+local result = {moved, full, #statuses}
+for _, status in ipairs(statuses) do table.insert(result, status) end
+if ARGV[4] ~= '' then
+  for _, figure in ipairs(spool_figures()) do table.insert(result, figure) end
+end
 return result

@@ -5,13 +5,14 @@ import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerScripts;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.http.ApiException;
+import io.herald.quota.HoldSettler;
+import io.herald.quota.SpoolLedger;
 import io.herald.http.Requests;
 import io.herald.http.Responses;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.Json;
@@ -27,26 +28,24 @@ import java.util.List;
 
 /**
  * The dead-letter queue ({@code .../dead-letters/}) and the error queue ({@code .../errors/}) of a
- * consumer: read from the head, ack (discard), redrive back to the consumer's queue.
+ * consumer: read from the head, ack (discard), redrive back to the consumer's queue (see
+ * {@link Redrives}).
  *
  * <p>A read does not take events out of the queue, so two readers see the same events; an ack
- * discards them. A redrive of {@code all} moves {@value #REDRIVE_CHUNK} events per script call,
- * {@value #REDRIVE_PAUSE_MS} ms apart, so that emptying a queue of a million events leaves Redis to
- * live traffic in between.
+ * discards them.
  */
 public final class FailedEventRoutes {
-  static final int REDRIVE_CHUNK = 500;
-  static final long REDRIVE_PAUSE_MS = 5;
   private static final SecureRandom RANDOM = new SecureRandom();
 
-  private final Vertx vertx;
   private final RedisStore store;
   private final ConsumerDirectory directory;
+  private final Redrives redrives;
 
-  public FailedEventRoutes(Vertx vertx, RedisStore store, ConsumerDirectory directory) {
-    this.vertx = vertx;
+  public FailedEventRoutes(Vertx vertx, RedisStore store, ConsumerDirectory directory, SpoolLedger ledger,
+      HoldSettler settler) {
     this.store = store;
     this.directory = directory;
+    this.redrives = new Redrives(vertx, store, ledger, settler);
   }
 
   public void mount(Router router) {
@@ -154,36 +153,10 @@ public final class FailedEventRoutes {
       if ((all != null) == !eventIds.isEmpty()) {
         throw ApiException.invalid("eventIds", "name the eventIds to redrive, or send {\"all\":true}");
       }
-      return consumer(ctx).compose(consumer -> {
-        if (all != null) {
-          Promise<Long> done = Promise.promise();
-          redriveAll(consumer, kind, 0, done);
-          return done.future().map(moved -> new JsonObject().put("redriven", moved));
-        }
-        List<Object> args = new ArrayList<>(List.of(kind, "", 0));
-        eventIds.forEach(args::add);
-        return run(consumer, Script.REDRIVE, Keys.consumer(consumer), args).map(reply -> {
-          JsonArray results = new JsonArray();
-          for (int i = 0; i < eventIds.size(); i++) {
-            results.add(new JsonObject().put("eventId", eventIds.getValue(i)).put("status", reply.get(i + 1).toString()));
-          }
-          return new JsonObject().put("redriven", reply.get(0).toLong()).put("results", results);
-        });
-      });
+      return directory.require(ctx.pathParam("consumer")).compose(consumer -> all != null
+          ? redrives.all(consumer, kind)
+          : redrives.named(consumer, kind, eventIds.stream().map(String.class::cast).toList()));
     });
-  }
-
-  private void redriveAll(String consumer, String kind, long movedSoFar, Promise<Long> done) {
-    run(consumer, Script.REDRIVE, Keys.consumer(consumer), List.of(kind, "*", REDRIVE_CHUNK))
-        .onFailure(done::fail)
-        .onSuccess(reply -> {
-          long moved = reply.get(0).toLong();
-          if (moved < REDRIVE_CHUNK) {
-            done.complete(movedSoFar + moved);
-          } else {
-            vertx.setTimer(REDRIVE_PAUSE_MS, t -> redriveAll(consumer, kind, movedSoFar + moved, done));
-          }
-        });
   }
 
   private Future<Response> run(String consumer, Script script, List<String> keys, List<?> args) {

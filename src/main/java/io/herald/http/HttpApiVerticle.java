@@ -136,7 +136,7 @@ public final class HttpApiVerticle extends VerticleBase {
     new ConsumerRoutes(store, directory).mount(router);
     new TopicRoutes(topics).mount(router);
     new StatsRoutes(store, ledger.quotas()).mount(router);
-    new FailedEventRoutes(vertx, store, directory).mount(router);
+    new FailedEventRoutes(vertx, store, directory, ledger, settler).mount(router);
     new EventHistory(store, directory).mount(router);
     router.route().failureHandler(Responses::failure);
     router.errorHandler(404, ctx -> Responses.error(ctx, new ApiException(ErrorCode.NOT_FOUND,

@@ -26,6 +26,7 @@ public final class Script {
   public static final Script FAILED_POLL = perConsumer("failed_poll", false);
   public static final Script FAILED_ACK = perConsumer("failed_ack", false);
   public static final Script REDRIVE = perConsumer("redrive", true);
+  public static final Script FAILED_SIZES = perConsumer("failed_sizes", false);
   public static final Script HISTORY = perConsumer("history", false);
   public static final Script SPOOL_FIGURES = perConsumer("spool_figures", false);
   public static final Script CONSUMER_PUT = perConsumer("consumer_put", false);

@@ -99,6 +99,33 @@ class FailedEventsTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a redriven event counts against its consumer's own quota again: one that does not fit stays, QUOTA_EXCEEDED")
+  void redriveRespectsConsumerQuota() {
+    String topic = unique("own");
+    String consumer = consumer(new JsonObject().put("quotaEvents", 1)
+        .put("redelivery", new JsonObject().put("maxDeliveries", 1)), topic);
+    String dead = http().publish(topic, event(1)).results().getJsonObject(0).getString("eventId");
+    failAll(consumer, "REQUEUE");
+    http().publish(topic, event(2));
+    String path = "/v1/consumers/" + consumer + "/dead-letters/redrive";
+
+    Reply refused = http().post(path, new JsonObject().put("eventIds", new JsonArray().add(dead)));
+    assertEquals(List.of("QUOTA_EXCEEDED"), redriveStatuses(refused));
+    assertEquals(0, refused.json().getLong("redriven"));
+    assertEquals(1, http().metadata(consumer).json().getLong("deadLetters"));
+    assertEquals(0, http().post(path, new JsonObject().put("all", true)).json().getLong("redriven"));
+
+    http().ack(consumer, http().poll(consumer, max(10)).ackIds().get(0));
+    assertEquals(List.of("REDRIVEN"), redriveStatuses(http().post(path, new JsonObject().put("eventIds", new JsonArray().add(dead)))));
+    assertEquals(1, http().metadata(consumer).json().getLong("spooledEvents"));
+  }
+
+  private static List<String> redriveStatuses(Reply reply) {
+    assertEquals(200, reply.status(), reply.body());
+    return reply.results().stream().map(r -> ((JsonObject) r).getString("status")).toList();
+  }
+
+  @Test
   @DisplayName("dead letters are read with why they are there, acked away, and redriven with deliveryCount reset")
   void deadLetters() {
     String topic = unique("dlq");
