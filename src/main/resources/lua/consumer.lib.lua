@@ -213,6 +213,18 @@ local function delivery_state(id, entry)
   return string.match(v, '^(%d+):(%d+):(%x*):?(%d*)')
 end
 
+-- The eventId of the delivery an ackId of this consumer names, when it is its event's latest and
+-- still pending (not acked, nacked, lapsed or handed out again); else nil.
+local function is_out(cfg, ackId)
+  local id, seq, n, mark = read_ack_id(cfg, ackId)
+  if not id then return nil end
+  local current, currentSeq, currentMark = delivery_state(id)
+  if current == n and currentSeq == seq and currentMark == mark and redis.call('ZSCORE', K.pending, id) then
+    return id
+  end
+  return nil
+end
+
 -- Takes an event out of circulation (handed out, stale or waiting out a nack delay).
 local function withdraw(id)
   flush_handout(id)

@@ -10,10 +10,8 @@ if not cfg then return {-1} end
 local now = now_ms()
 local released = 0
 for i = 1, #ARGV do
-  local id, seq, n, mark = read_ack_id(cfg, ARGV[i])
-  local current, currentSeq, currentMark
-  if id then current, currentSeq, currentMark = delivery_state(id) end
-  if current == n and currentSeq == seq and currentMark == mark and redis.call('ZSCORE', K.pending, id) then
+  local id = is_out(cfg, ARGV[i])
+  if id then
     -- as if its deadline had passed now: counted against maxDeliveries like any other
     lapse(cfg, id, now, now)
     released = released + 1

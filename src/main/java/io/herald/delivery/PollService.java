@@ -247,6 +247,22 @@ public final class PollService {
     });
   }
 
+  /**
+   * Those of {@code ackIds} whose deliveries are still out: their event's latest, handed out and
+   * not settled by any path (acked or nacked over HTTP or another socket, handed out again).
+   */
+  public Future<List<String>> stillOut(ConsumerSettings consumer, List<String> ackIds) {
+    return store.eval(Script.STILL_OUT, Keys.consumer(consumer.name()), ackIds).map(reply -> {
+      List<String> out = new ArrayList<>();
+      for (int i = 0; i < ackIds.size() && reply.size() > i; i++) {
+        if (reply.get(i).toInteger() == 1) {
+          out.add(ackIds.get(i));
+        }
+      }
+      return out;
+    });
+  }
+
   /** The protocol's batch body, each event's members spliced in as Redis holds them. */
   private static Batch encode(Response reply, int handed, String batchAckId) {
     List<String> ackIds = new ArrayList<>(handed);

@@ -19,6 +19,7 @@ public final class Script {
   public static final Script REDELIVER = perConsumer("redeliver", true);
   public static final Script METADATA = perConsumer("metadata", false);
   public static final Script RELEASE = perConsumer("release", true);
+  public static final Script STILL_OUT = perConsumer("still_out", false);
   public static final Script WAKE_NEXT = perConsumer("wake_next", false);
   public static final Script ADMIT = perConsumer("admit", false);
   public static final Script NACK = perConsumer("nack", true);

@@ -12,8 +12,10 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
@@ -23,11 +25,17 @@ import java.util.function.LongConsumer;
  * long polls (woken by publishes and due deliveries on any node) while the window has room and the
  * socket's write queue is not full. A delivery leaves the window when it is acked or nacked over
  * this socket or when its deadline (as extended over this socket) passes: it is then stale, and no
- * longer this connection's. Event-loop confined.
+ * longer this connection's. While the window is full the stream also asks Redis, at growing
+ * intervals ({@value #FIRST_CHECK_MS} ms up to {@value #MAX_CHECK_MS} ms), which of its deliveries
+ * are still out, so one settled by another path (an HTTP ack, another socket, a hand-out elsewhere)
+ * leaves the window too. Event-loop confined.
  */
 final class PushStream {
   /** Longest a fetch stays parked before it asks again. */
   static final long FETCH_WAIT_MS = 60_000;
+  /** The first check of a full window for deliveries settled elsewhere, and the longest interval. */
+  static final long FIRST_CHECK_MS = 200;
+  static final long MAX_CHECK_MS = 5_000;
 
   private final Vertx vertx;
   private final ConsumerSettings consumer;
@@ -39,6 +47,8 @@ final class PushStream {
   private final Map<String, Long> outstanding = new HashMap<>();
   private int window;
   private boolean fetching;
+  private long checkTimer = -1;
+  private long checkMs = FIRST_CHECK_MS;
   private Promise<Void> stopped = Promise.promise();
 
   /** @param blocked told the ms left when a fetch finds the consumer blocked by its rate limit */
@@ -63,6 +73,8 @@ final class PushStream {
   void stop() {
     window = 0;
     stopped.tryComplete();
+    vertx.cancelTimer(checkTimer);
+    checkTimer = -1;
   }
 
   /** The deliveries pushed over this socket that are still unacked. */
@@ -78,6 +90,7 @@ final class PushStream {
       freed |= ackId != null && outstanding.remove(ackId) != null;
     }
     if (freed) {
+      checkMs = FIRST_CHECK_MS;
       fetch();
     }
   }
@@ -89,6 +102,9 @@ final class PushStream {
 
   private void fetch() {
     int room = window - outstanding.size();
+    if (room <= 0 && !stopped.future().isComplete()) {
+      checkLater();
+    }
     if (fetching || room <= 0 || !writable.getAsBoolean() || stopped.future().isComplete()) {
       return;
     }
@@ -107,6 +123,29 @@ final class PushStream {
             vertx.setTimer(500, t -> fetch());
           }
         });
+  }
+
+  /** While the window is full: asks Redis which deliveries are still out, at growing intervals. */
+  private void checkLater() {
+    if (checkTimer >= 0) {
+      return;
+    }
+    checkTimer = vertx.setTimer(checkMs, t -> {
+      checkTimer = -1;
+      List<String> held = List.copyOf(outstanding.keySet());
+      if (held.isEmpty() || stopped.future().isComplete()) {
+        return;
+      }
+      checkMs = Math.min(checkMs * 2, MAX_CHECK_MS);
+      poller.stillOut(consumer, held).onComplete(done -> {
+        Set<String> asked = new HashSet<>(held);
+        Set<String> out = done.succeeded() ? new HashSet<>(done.result()) : asked;
+        if (outstanding.keySet().removeIf(ackId -> asked.contains(ackId) && !out.contains(ackId))) {
+          checkMs = FIRST_CHECK_MS;
+        }
+        fetch(); // checks again later while still full
+      });
+    });
   }
 
   private void deliver(Batch batch) {

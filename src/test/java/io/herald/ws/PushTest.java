@@ -68,6 +68,24 @@ class PushTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a pushed delivery acked or nacked over HTTP, through any node, leaves the socket's window too")
+  void settledElsewhereOpensWindow() {
+    String topic = unique("elsewhere");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2, 3));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      subscribe(socket, 1);
+      JsonObject first = pushed(socket, 1).get(0);
+      assertEquals("ACKED", nodeB.http().ack(consumer, first.getString("ackId")).results().getJsonObject(0).getString("status"));
+      JsonObject second = pushed(socket, 1).get(0);
+      assertEquals(2, second.getInteger("payload"));
+      nodeB.http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+          .put("ackIds", new JsonArray().add(second.getString("ackId"))).put("action", "REJECT"));
+      assertEquals(3, pushed(socket, 1).get(0).getInteger("payload"));
+    }
+  }
+
+  @Test
   @DisplayName("an event published through another node reaches a subscribed socket without a poll")
   void pushAcrossNodes() {
     String topic = unique("across");
