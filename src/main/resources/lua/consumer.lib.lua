@@ -206,11 +206,16 @@ end
 
 -- Delivery count, arrival sequence, the latest delivery's mark and (while it waits out a nack
 -- delay) first hand-out time, as strings, of a handed-out event; nil if it is not. `entry`: its
--- deliveries entry ("n:seq:mark" or "n:seq:mark:firstHandOut"), if read already.
+-- deliveries entry ("n:seq:mark" or "n:seq:mark:firstHandOut", a mark being 16 hex digits), if read
+-- already. Entries written before delivery marks ("n:seq" or "n:seq:firstHandOut") have mark ''.
 local function delivery_state(id, entry)
   local v = entry or redis.call('HGET', K.deliveries, id)
   if not v then return nil end
-  return string.match(v, '^(%d+):(%d+):(%x*):?(%d*)')
+  local n, seq, rest = string.match(v, '^(%d+):(%d+):?([^|]*)')
+  if not n then return nil end
+  local first, second = string.match(rest, '^([^:]*):?(.*)$')
+  if #first == 16 then return n, seq, first, second end
+  return n, seq, '', first
 end
 
 -- The eventId of the delivery an ackId of this consumer names, when it is its event's latest and
@@ -369,14 +374,14 @@ local function fail(cfg, id, seq, n, why, now)
   note(id, 'F ' .. now .. ' ' .. (why or 'REJECTED') .. (keep and '' or ' DROPPED'))
   if not keep then
     spool_less(id, forget(id))
-    remember(cfg, tonumber(seq), 'dropped')
+    if seq then remember(cfg, tonumber(seq), 'dropped') end
     count({dropped = 1})
     return 'DROPPED'
   end
   spool_less(id, redis.call('HSTRLEN', K.events, id))
   redis.call('ZADD', why and K.dead or K.errors, now, id)
   redis.call('HSET', K.failures, id, cjson.encode({deadLetterReason = why, deliveryCount = tonumber(n),
-    reason = reason, seq = tonumber(seq)}))
+    reason = reason, seq = seq and tonumber(seq)}))
   redis.call('ZADD', K.expiry, now + cfg.retentionMs, id)
   redis.call('ZREM', K.ttl, id)
   if why then

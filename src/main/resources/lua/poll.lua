@@ -46,7 +46,15 @@ make_due_stale(cfg, now, 1000)
 -- a new event; firstAt: a requeued event's first hand-out
 local function hand_out(id, seq, n, from, firstAt)
   local blob = redis.call('HGET', K.events, id)
-  if not blob then return end
+  if not blob then
+    -- an entry that outlived its event (left by an older version): it goes
+    if from then
+      withdraw(id)
+      redis.call('ZREM', K.expiry, id)
+      unacked_changed()
+    end
+    return
+  end
   local ends, why = ends_at(cfg, id)
   if ends <= now then
     -- its time ran out before this hand-out: the dead-letter queue, not the client

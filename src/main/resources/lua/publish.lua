@@ -39,16 +39,18 @@ local keyedAt
 for i = 3, #ARGV, 5 do
   local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
   seq = seq + 1
-  local fresh, flags = true, ARGV[i + 4]
-  if not string.find(flags, 'F', 1, true)
+  local flags = ARGV[i + 4]
+  local keyed = string.find(flags, 'K', 1, true)
+  -- an event published with a key that this consumer had already: not taken again, not refused
+  local fresh = not (keyed and redis.call('ZSCORE', idempotent, id))
+  if fresh and not string.find(flags, 'F', 1, true)
       and ((quotaBytes and heldBytes + #blob > quotaBytes) or (quotaEvents and heldEvents + 1 > quotaEvents)) then
     fresh = false
     table.insert(refused, id)
     if not refusesForAll then discarded = discarded + 1 end
-  elseif string.find(flags, 'K', 1, true) then
+  elseif fresh and keyed then
     keyedAt = keyedAt or now_ms()
-    fresh = not redis.call('ZSCORE', idempotent, id)
-    if fresh then redis.call('ZADD', idempotent, keyedAt, id) end
+    redis.call('ZADD', idempotent, keyedAt, id)
   end
   -- HSETNX: a repeated eventId is spooled once
   if fresh and redis.call('HSETNX', K.events, id, blob) == 1 then

@@ -21,12 +21,13 @@ local heldBytes, heldEvents = tonumber(quota[3] or '0'), tonumber(quota[4] or '0
 local function redrive(id)
   local failure = redis.call('HGET', K.failures, id)
   if not failure or not redis.call('ZSCORE', queue, id) then return 'UNKNOWN' end
-  local seq = cjson.decode(failure).seq
-  if not seq or redis.call('HEXISTS', K.events, id) == 0 then
+  if redis.call('HEXISTS', K.events, id) == 0 then
     -- an entry that outlived its event (left by an older version): it goes, nothing comes back
     forget(id)
     return 'UNKNOWN'
   end
+  -- an event failed without a known arrival sequence comes back as a new arrival
+  local seq = cjson.decode(failure).seq or redis.call('HINCRBY', K.meta, 'seq', 1)
   local bytes = redis.call('HSTRLEN', K.events, id)
   if (quotaBytes and heldBytes + bytes > quotaBytes) or (quotaEvents and heldEvents + 1 > quotaEvents) then
     full = 1

@@ -2,6 +2,8 @@
 -- refused them for all in its own spool script (disabled, or over its own quota, after the node
 -- read its settings): each event still in the backlog, never handed out, leaves as if never
 -- published.
+-- KEYS[EXTRA_KEY] the consumer's idempotent events (publish.lua): a taken-back event is forgotten
+-- there too, so that storing it again (or a retry of its publish) is not mistaken for a repeat
 -- ARGV the eventIds
 -- Returns per eventId 1 (taken back) or 0 (handed out already, or not here), or -1 when the
 -- consumer does not exist.
@@ -11,6 +13,7 @@ local out, taken = {}, 0
 for i, id in ipairs(ARGV) do
   if redis.call('ZREM', K.backlog, id) == 1 then
     spool_less(id, forget(id))
+    redis.call('ZREM', KEYS[EXTRA_KEY], id)
     taken = taken + 1
     out[i] = 1
   else

@@ -234,11 +234,23 @@ final class PendingPublish {
    * Finds the events a consumer refused for every consumer in its spool script (disabled, or over
    * its own quota, after this node read its settings), and adds, per consumer that took such an
    * event, its eventId to {@code takeBack}. A repeat of a publish of unknown outcome is not taken
-   * back: its first publish may have stored it.
+   * back: its first publish, maybe still on its way, may have stored it or be taking it back itself;
+   * refused in a spool script, such a repeat fails with OUTCOME_UNKNOWN (its claim stays, so a later
+   * retry learns how the first ended).
    */
   void refusedInSpool(Map<String, Future<SpoolReply>> writes, Map<String, Set<String>> takeBack) {
     for (int i = 0; i < events.size(); i++) {
-      if (!spooling(i) || duplicates[i]) {
+      if (!spooling(i)) {
+        continue;
+      }
+      if (duplicates[i]) {
+        for (ConsumerSettings consumer : matched) {
+          SpoolReply reply = reply(writes, consumer, i);
+          if (reply != null && reply.refuses(eventIds[i])) {
+            fail(new ApiException(ErrorCode.OUTCOME_UNKNOWN, "The first publish of this idempotencyKey has not"
+                + " ended yet and a consumer refuses the event now: publish again later"));
+          }
+        }
         continue;
       }
       for (ConsumerSettings consumer : matched) {

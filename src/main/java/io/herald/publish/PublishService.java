@@ -20,6 +20,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
+import io.vertx.redis.client.ResponseType;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -244,7 +245,10 @@ public final class PublishService {
     List<Future<Void>> calls = new ArrayList<>();
     takeBack.forEach((consumer, eventIds) -> {
       List<String> ids = new ArrayList<>(eventIds);
-      calls.add(store.eval(Script.RETRACT, Keys.consumer(consumer), ids).<Void>map(reply -> {
+      calls.add(store.eval(Script.RETRACT, Keys.spool(consumer), ids).<Void>map(reply -> {
+        if (reply.type() != ResponseType.MULTI) {
+          return null; // deleted meanwhile: it holds nothing
+        }
         for (int i = 0; i < ids.size(); i++) {
           if (reply.get(i).toInteger() == 1) {
             takenFrom.computeIfAbsent(consumer, c -> new ArrayList<>()).add(ids.get(i));
@@ -292,8 +296,18 @@ public final class PublishService {
         }
       }
       if (!again.isEmpty()) {
-        calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args).<Void>mapEmpty()
-            .onFailure(failure -> failHolding(round, again)));
+        calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args).<Void>map(reply -> {
+          SpoolReply spooled = SpoolReply.parse(reply);
+          if (spooled.took()) {
+            dueTimes.file(consumer, reply.get(1).toLong());
+          }
+          // the consumer must hold them again for the answer to count it
+          List<String> missing = again.stream().filter(id -> !spooled.holds(id)).toList();
+          if (!missing.isEmpty()) {
+            failHolding(round, missing);
+          }
+          return null;
+        }).onFailure(failure -> failHolding(round, again)));
       }
     });
     return Future.join(calls).mapEmpty();

@@ -84,6 +84,29 @@ class PollTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a delivery recorded by an earlier version (no delivery mark) still lapses and is handed out again")
+  void deliveryOfEarlierVersionLapses() {
+    String topic = unique("upgrade");
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 5000)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
+    String eventId = http().publish(topic, event(1)).results().getJsonObject(0).getString("eventId");
+    String ackId = http().poll(consumer, max(1)).ackIds().get(0);
+    // what 0.5 wrote: "deliveryCount:arrival" and its waiting hand-out entry
+    String seq = ackId.split("\\.")[1];
+    RedisCli.hset(redis.url(), "herald:{c:" + consumer + "}:deliveries", eventId, "1:" + seq + "|D 0 1 0 node http");
+    long scriptErrors = RedisCli.errors(redis.url(), "ERR");
+    List<Integer> counts = new ArrayList<>();
+    await().atMost(Duration.ofSeconds(15)).until(() -> {
+      Reply reply = http().poll(consumer, max(1).put("waitMs", 1000));
+      assertEquals(200, reply.status(), reply.body());
+      reply.events().forEach(e -> counts.add(((JsonObject) e).getInteger("deliveryCount")));
+      return !counts.isEmpty();
+    });
+    assertEquals(List.of(2), counts);
+    assertEquals(scriptErrors, RedisCli.errors(redis.url(), "ERR"), "no script failed inside Redis");
+  }
+
+  @Test
   @DisplayName("a consumer switched from explicit to auto acks its earlier deliveries as they come back, and they stop holding maxUnacked")
   void switchToAutoSettlesEarlierDeliveries() {
     String topic = unique("switch");
