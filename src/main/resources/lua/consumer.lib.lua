@@ -123,10 +123,12 @@ local function ack_id(cfg, id, seq, n, mark)
   return id .. '.' .. seq .. '.' .. n .. '.' .. mark .. '.' .. ack_token(cfg, id, seq, n, mark)
 end
 
+local ACK_ID = '^([%x%-]+)%.(%d+)%.(%w+)%.(%x+)%.(%x+)$'
+
 -- The parts of an ackId this consumer gave out: eventId, seq, n, mark; nil for anything else.
 -- queue: nil for a hand-out's ackId (n a number), 'dead' or 'errors' for one of a queue read.
 local function read_ack_id(cfg, ackId, queue)
-  local id, seq, n, mark, token = string.match(ackId, '^([%x%-]+)%.(%d+)%.(%w+)%.(%x+)%.(%x+)$')
+  local id, seq, n, mark, token = string.match(ackId, ACK_ID)
   if not id or (queue and n ~= queue) or (not queue and not string.match(n, '^%d+$'))
       or token ~= ack_token(cfg, id, seq, n, mark) then
     return nil
@@ -218,10 +220,11 @@ local function delivery_state(id, entry)
   return n, seq, '', first
 end
 
--- The eventId of the delivery an ackId of this consumer names, when it is its event's latest and
--- still pending (not acked, nacked, lapsed or handed out again); else nil.
-local function is_out(cfg, ackId)
-  local id, seq, n, mark = read_ack_id(cfg, ackId)
+-- The eventId of the delivery an ackId names, when it is its event's latest and still pending (not
+-- acked, nacked, lapsed or handed out again); else nil. For ackIds the node itself kept (a socket's
+-- deliveries), so their tokens are not checked again.
+local function is_out(ackId)
+  local id, seq, n, mark = string.match(ackId, ACK_ID)
   if not id then return nil end
   local current, currentSeq, currentMark = delivery_state(id)
   if current == n and currentSeq == seq and currentMark == mark and redis.call('ZSCORE', K.pending, id) then

@@ -10,7 +10,7 @@ if not cfg then return {-1} end
 local now = now_ms()
 local released = 0
 for i = 1, #ARGV do
-  local id = is_out(cfg, ARGV[i])
+  local id = is_out(ARGV[i])
   if id then
     -- as if its deadline had passed now: counted against maxDeliveries like any other
     lapse(cfg, id, now, now)

@@ -6,6 +6,6 @@ local cfg = settings()
 if not cfg then return -1 end
 local out = {}
 for i, ackId in ipairs(ARGV) do
-  out[i] = is_out(cfg, ackId) and 1 or 0
+  out[i] = is_out(ackId) and 1 or 0
 end
 return out

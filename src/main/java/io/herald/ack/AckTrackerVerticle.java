@@ -25,12 +25,12 @@ import java.util.function.Supplier;
  * event by event costs Redis one round trip per burst, not per ack.
  *
  * <p>A script call holds Redis while it runs, so each settles a bounded number of events: a call
- * takes ackIds and batches (each counted as the consumer's {@code maxPollRecords}) up to
- * {@value #MAX_ACKS_PER_CALL}; requests larger than that are split over calls, and the script itself
- * leaves a batch for the next call once it has done that many (a batch handed out before
- * {@code maxPollRecords} was lowered may hold more), so no call settles more than that plus one batch.
+ * takes ackIds and batches (each counted as the size its batchAckId tells, else the consumer's
+ * {@code maxPollRecords}) up to {@value #MAX_ACKS_PER_CALL}; requests larger than that are split
+ * over calls, and the script itself leaves a batch for the next call once it has done that many
+ * (a size is only the client's word), so no call settles more than that plus one batch.
  *
- * <p>Request: {@code {"consumer":..., "batchSize":..., "ackIds":[...], "batchAckIds":[...]}}; reply:
+ * <p>Request: {@code {"consumer":..., "ackIds":[...], "batchAckIds":[...], "batchSizes":[...]}}; reply:
  * the protocol's {@code {"results":[...]}}; failure code: an {@code ErrorCode} ordinal.
  */
 public final class AckTrackerVerticle extends VerticleBase {
@@ -53,7 +53,7 @@ public final class AckTrackerVerticle extends VerticleBase {
     final Message<JsonObject> message;
     final JsonArray ackIds;
     final JsonArray batchAckIds;
-    final int batchSize;
+    final JsonArray batchSizes;
     final String[] statuses;
     final Response[] batchRows;
     int missing;
@@ -64,7 +64,7 @@ public final class AckTrackerVerticle extends VerticleBase {
       this.message = message;
       this.ackIds = message.body().getJsonArray("ackIds");
       this.batchAckIds = message.body().getJsonArray("batchAckIds");
-      this.batchSize = message.body().getInteger("batchSize", 1000);
+      this.batchSizes = message.body().getJsonArray("batchSizes");
       this.statuses = new String[ackIds.size()];
       this.batchRows = new Response[batchAckIds.size()];
       this.missing = statuses.length + batchRows.length;
@@ -78,7 +78,7 @@ public final class AckTrackerVerticle extends VerticleBase {
     }
 
     int acks() {
-      return batch ? request.batchSize : 1;
+      return batch ? request.batchSizes.getInteger(index) : 1;
     }
   }
 

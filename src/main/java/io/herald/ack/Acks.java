@@ -39,8 +39,10 @@ public final class Acks {
     JsonArray wellFormed = new JsonArray();
     JsonArray malformed = new JsonArray();
     batchAckIds.forEach(id -> (Requests.isBatchAckId((String) id) ? wellFormed : malformed).add(id));
-    // a batch holds at most maxPollRecords events (the tracker bounds its calls by that)
-    JsonObject request = new JsonObject().put("consumer", consumer.name()).put("batchSize", consumer.maxPollRecords())
+    // the size a batchAckId tells, or at most maxPollRecords: the tracker packs its calls by them
+    JsonArray sizes = new JsonArray();
+    wellFormed.forEach(id -> sizes.add(Requests.batchSize((String) id, consumer.maxPollRecords())));
+    JsonObject request = new JsonObject().put("consumer", consumer.name()).put("batchSizes", sizes)
         .put("ackIds", ackIds).put("batchAckIds", wellFormed);
     return vertx.eventBus().<JsonObject>request(Addresses.ACKS, request, options).map(reply -> {
       JsonObject results = reply.body();

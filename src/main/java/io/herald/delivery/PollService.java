@@ -267,8 +267,9 @@ public final class PollService {
   private static Batch encode(Response reply, int handed, String batchAckId) {
     List<String> ackIds = new ArrayList<>(handed);
     Buffer json = Buffer.buffer(256 + handed * 512);
+    // the batch's size ends its batchAckId: the ack tracker packs its calls by it
     json.appendString("{\"batchAckId\":")
-        .appendString(handed > 0 && batchAckId != null ? "\"" + batchAckId + "\"" : "null")
+        .appendString(handed > 0 && batchAckId != null ? "\"" + batchAckId + String.format("%03x", handed) + "\"" : "null")
         .appendString(",\"events\":[");
     for (int i = 0; i < handed; i++) {
       int at = FIRST_EVENT + i * 4;

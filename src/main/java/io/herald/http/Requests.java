@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
 
 /** Reading request bodies: every problem becomes INVALID_REQUEST naming the field. */
 public final class Requests {
-  private static final Pattern BATCH_ACK_ID = Pattern.compile("[0-9a-f]{32}");
+  /** 32 random hex digits, then (for a poll's batch) 3 hex digits of its size. */
+  private static final Pattern BATCH_ACK_ID = Pattern.compile("[0-9a-f]{32}(?:[0-9a-f]{3})?");
 
   private Requests() {}
 
@@ -76,5 +77,13 @@ public final class Requests {
 
   public static boolean isBatchAckId(String id) {
     return BATCH_ACK_ID.matcher(id).matches();
+  }
+
+  /**
+   * The size a poll's batchAckId says its batch has (a hint for packing acks into script calls,
+   * which bound their work themselves), or {@code otherwise} for one that says none.
+   */
+  public static int batchSize(String batchAckId, int otherwise) {
+    return batchAckId.length() == 35 ? Math.max(1, Integer.parseInt(batchAckId.substring(32), 16)) : otherwise;
   }
 }

@@ -84,8 +84,11 @@ public final class Keys {
     return "herald:{t:" + topic + "}:idem:" + idempotencyKey;
   }
 
-  /** The key holding the ackIds of one batch, named by its batchAckId. */
+  /**
+   * The key holding the ackIds of one batch, named by its batchAckId's first 32 hex digits (the
+   * random part; poll batchAckIds end with the batch's size, see {@code PollService}).
+   */
   public static String batch(String consumer, String batchAckId) {
-    return prefix(consumer) + "batch:" + batchAckId;
+    return prefix(consumer) + "batch:" + batchAckId.substring(0, Math.min(32, batchAckId.length()));
   }
 }

@@ -10,6 +10,10 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -47,10 +51,13 @@ final class BenchClient {
     int events = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
     int rate = args.length > 1 ? Integer.parseInt(args[1]) : 5_000;
     try (BenchGateway gateway = BenchGateway.start()) {
-      Phases phases = benchmark.apply(new BenchClient(gateway));
+      BenchClient client = new BenchClient(gateway);
+      Phases phases = benchmark.apply(client);
       phases.throughput("warm-up", Math.min(events, 50_000));
+      client.slowLog(true);
       phases.throughput("throughput", events);
       phases.latency(rate, 10);
+      client.slowLog(false);
     }
     System.exit(0);
   }
@@ -64,6 +71,40 @@ final class BenchClient {
     gateway.awaitReady(vertx, http);
     System.out.printf("Java %s, %d cores, %s, AOF everysec%n", Runtime.version(),
         Runtime.getRuntime().availableProcessors(), BenchGateway.redisServer());
+  }
+
+  /**
+   * Starts logging every Redis command slower than 500 µs ({@code start}), or prints the longest one
+   * logged since, with its command, script keys count and duration: what one call held Redis for.
+   */
+  void slowLog(boolean start) {
+    Redis redis = Redis.createClient(vertx, gateway.redisUrl());
+    try {
+      if (start) {
+        redis.send(Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-log-slower-than").arg(500)).await();
+        redis.send(Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-max-len").arg(10_000)).await();
+        redis.send(Request.cmd(Command.SLOWLOG).arg("RESET")).await();
+        return;
+      }
+      Response entries = redis.send(Request.cmd(Command.SLOWLOG).arg("GET").arg(10_000)).await();
+      Response longest = null;
+      for (Response entry : entries) {
+        if (longest == null || entry.get(2).toLong() > longest.get(2).toLong()) {
+          longest = entry;
+        }
+      }
+      if (longest == null) {
+        System.out.println("Redis: no command took 500 µs or more");
+      } else {
+        Response args = longest.get(3);
+        String command = args.get(0).toString().toUpperCase(java.util.Locale.ROOT);
+        System.out.printf("Redis: %d commands took 500 µs or more; the longest %s%s took %,d µs%n", entries.size(),
+            command, command.startsWith("EVAL") && args.size() > 2 ? " (" + args.get(2) + " keys)" : "",
+            longest.get(2).toLong());
+      }
+    } finally {
+      redis.close();
+    }
   }
 
   Future<JsonObject> call(HttpMethod method, String uri, Buffer body) {
