@@ -84,8 +84,19 @@ final class BenchClient {
         redis.send(Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-log-slower-than").arg(500)).await();
         redis.send(Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-max-len").arg(10_000)).await();
         redis.send(Request.cmd(Command.SLOWLOG).arg("RESET")).await();
+        redis.send(Request.cmd(Command.CONFIG).arg("RESETSTAT")).await();
         return;
       }
+      // what Redis ran: script calls and all commands (scripts' own included), with their CPU
+      String stats = redis.send(Request.cmd(Command.INFO).arg("commandstats")).await().toString();
+      StringBuilder top = new StringBuilder();
+      stats.lines().filter(line -> line.startsWith("cmdstat_"))
+          .map(line -> new String[] {line.substring(8, line.indexOf(':')),
+              line.replaceAll(".*[:,]calls=(\\d+).*", "$1"), line.replaceAll(".*usec=(\\d+).*", "$1")})
+          .sorted((a, b) -> Long.compare(Long.parseLong(b[2]), Long.parseLong(a[2])))
+          .limit(12)
+          .forEach(c -> top.append(String.format(" %s %s calls %s µs;", c[0], c[1], c[2])));
+      System.out.println("Redis commands since the warm-up (by CPU):" + top);
       Response entries = redis.send(Request.cmd(Command.SLOWLOG).arg("GET").arg(10_000)).await();
       Response longest = null;
       for (Response entry : entries) {
