@@ -48,11 +48,6 @@ local THROTTLE_CHANNEL = 'herald:throttle'
 local ACKED_SEGMENT_BITS = 65536
 local ACKED_MEMORY_MS = 600000
 
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
 -- How long an event's history list lives after each entry: longer than any event is held (see
 -- note). Set from the consumer's retention by settings().
 local held_history_ms = 2592000000

@@ -3,8 +3,7 @@
 -- KEYS[1] id clock HASH {ms, seq}
 -- ARGV[1] how many ids
 -- Returns {publishedAt ms, first sequence number}. The time never goes back, even if Redis' does.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local last = tonumber(redis.call('HGET', KEYS[1], 'ms') or '0')
 if now < last then now = last end
 redis.call('HSET', KEYS[1], 'ms', now)

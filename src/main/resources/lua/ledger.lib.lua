@@ -18,11 +18,6 @@
 -- comes first; so figures never count what a hold still counts.
 local USAGE, SYNCED, HOLDS, HOLD_ENDS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
 -- Adds to a usage field, removing it when it reaches zero.
 local function add(field, amount)
   if amount ~= 0 and redis.call('HINCRBY', USAGE, field, amount) == 0 then redis.call('HDEL', USAGE, field) end

@@ -3,10 +3,10 @@
 -- goes to the dead-letter queue when another delivery would exceed maxDeliveries.
 -- Only an event's latest delivery, still pending, is released.
 -- ARGV the ackIds
--- Returns {now, the time the consumer next needs the scheduler or -1 if never}, or {-1} when the
+-- Returns {now, the time the consumer next needs the scheduler or -1 if never}, or -1 when the
 -- consumer does not exist.
 local cfg = settings()
-if not cfg then return {-1} end
+if not cfg then return -1 end
 local now = now_ms()
 local released = 0
 for i = 1, #ARGV do

@@ -31,7 +31,8 @@ import java.util.function.Supplier;
  * (a size is only the client's word), so no call settles more than that plus one batch.
  *
  * <p>Request: {@code {"consumer":..., "ackIds":[...], "batchAckIds":[...], "batchSizes":[...]}}; reply:
- * the protocol's {@code {"results":[...]}}; failure code: an {@code ErrorCode} ordinal.
+ * the protocol's {@code {"results":[...]}}; a failure carries the protocol's error envelope
+ * ({@link ApiException#failReply}).
  */
 public final class AckTrackerVerticle extends VerticleBase {
   /** Most acks in one script call, before the batch that crosses it. */
@@ -175,7 +176,7 @@ public final class AckTrackerVerticle extends VerticleBase {
     for (Item item : items) {
       if (!item.request().over) {
         item.request().over = true;
-        item.request().message.fail(failure.code().ordinal(), failure.getMessage());
+        failure.failReply(item.request().message);
       }
     }
   }

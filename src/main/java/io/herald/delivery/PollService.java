@@ -30,6 +30,8 @@ import java.util.List;
 public final class PollService {
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final System.Logger LOG = System.getLogger(PollService.class.getName());
+  /** How soon a long poll held back by maxUnackedTotal asks again, whatever wakes it meanwhile. */
+  static final long ROOM_RECHECK_MS = 1000;
   /** Where the poll script's answer lists the first event (after status, time, heldBack, nextDue, figures count). */
   private static final int FIRST_EVENT = 5;
 
@@ -173,6 +175,10 @@ public final class PollService {
                 dueTimes.file(consumer.name(), nextDue);
               }
               finish(Future.succeededFuture(encode(reply, handed, auto ? null : batchAckId)));
+            } else if (reply.get(2).toInteger() == 2) {
+              // held back by maxUnackedTotal: the ledger tells of room once, and that may come
+              // between this attempt and its parking, so a held-back poll also asks again soon
+              park(Math.min(remainingMs, ROOM_RECHECK_MS));
             } else {
               park(remainingMs);
             }
@@ -240,7 +246,7 @@ public final class PollService {
     }
     return store.eval(Script.RELEASE, Keys.consumer(consumer.name()), ackIds).map(reply -> {
       // their backoff may end before the time filed for the consumer's deadlines
-      if (reply.size() > 1) {
+      if (reply.type() == io.vertx.redis.client.ResponseType.MULTI) {
         dueTimes.file(consumer.name(), reply.get(1).toLong());
       }
       return null;

@@ -1,6 +1,7 @@
 package io.herald.http;
 
 import io.herald.store.StoreException;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.herald.config.InvalidSettingsException;
@@ -86,15 +87,27 @@ public final class ApiException extends RuntimeException {
           : new ApiException(ErrorCode.STORE_UNAVAILABLE, "The event store (Redis) is unavailable; nothing was done");
     }
     if (failure instanceof ReplyException reply) {
-      if (reply.failureType() == ReplyFailure.RECIPIENT_FAILURE && reply.failureCode() >= 0
-          && reply.failureCode() < ErrorCode.values().length) {
-        return new ApiException(ErrorCode.values()[reply.failureCode()], reply.getMessage());
+      if (reply.failureType() == ReplyFailure.RECIPIENT_FAILURE && reply.failureCode() == REPLY_FAILURE) {
+        return fromEnvelope(new JsonObject(reply.getMessage()).getJsonObject("error"));
       }
       return new ApiException(wrote ? ErrorCode.OUTCOME_UNKNOWN : ErrorCode.STORE_UNAVAILABLE,
           "The gateway did not answer in time: " + reply.getMessage());
     }
     LOG.log(System.Logger.Level.ERROR, "Unexpected failure", failure);
     return new ApiException(ErrorCode.INTERNAL_ERROR, "Internal error");
+  }
+
+  /** The failure code of an event-bus reply whose message is this failure's envelope ({@link #failReply}). */
+  private static final int REPLY_FAILURE = 4000;
+
+  /** Fails an event-bus request with this failure: its code by name, message and details travel whole. */
+  public void failReply(Message<?> request) {
+    request.fail(REPLY_FAILURE, toJson().encode());
+  }
+
+  private static ApiException fromEnvelope(JsonObject error) {
+    return new ApiException(ErrorCode.valueOf(error.getString("code")), error.getString("message"),
+        error.getJsonObject("details"));
   }
 
   public ErrorCode code() {

@@ -10,6 +10,8 @@ import java.util.HexFormat;
 
 /** A Lua script from {@code src/main/resources/lua}, called by SHA and loaded again when Redis forgot it. */
 public final class Script {
+  /** Every script starts with it: {@code now_ms}, Redis' clock. */
+  private static final String TIME_LIB = read("time.lib.lua");
   private static final String CONSUMER_LIB = read("consumer.lib.lua");
 
   public static final Script PUBLISH = perConsumer("publish", true);
@@ -56,15 +58,15 @@ public final class Script {
 
   /** @param changesSpool whether it may change the consumer's spooled bytes or events */
   private static Script perConsumer(String name, boolean changesSpool) {
-    return new Script(name, CONSUMER_LIB + "\n" + read(name + ".lua"), changesSpool);
+    return new Script(name, TIME_LIB + "\n" + CONSUMER_LIB + "\n" + read(name + ".lua"), changesSpool);
   }
 
   private static Script standalone(String name) {
-    return new Script(name, read(name + ".lua"), false);
+    return new Script(name, TIME_LIB + "\n" + read(name + ".lua"), false);
   }
 
   private static Script ledger(String name) {
-    return new Script(name, read("ledger.lib.lua") + "\n" + read(name + ".lua"), false);
+    return new Script(name, TIME_LIB + "\n" + read("ledger.lib.lua") + "\n" + read(name + ".lua"), false);
   }
 
   /** True for per-consumer scripts that may change what the consumer has spooled. */

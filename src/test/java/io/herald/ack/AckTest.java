@@ -108,6 +108,20 @@ class AckTest extends GatewayTest {
   }
 
   @Test
+  @DisplayName("an ack for a consumer gone from Redis (deleted meanwhile) answers 404 naming it, through the ack tracker")
+  void ackOfGoneConsumerNamesIt() {
+    String topic = unique("gone");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, event(1));
+    String ackId = http().poll(consumer, max(1)).ackIds().get(0);
+    RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg("herald:{c:" + consumer + "}:meta"));
+    Reply gone = http().ack(consumer, ackId);
+    assertEquals(404, gone.status(), gone.body());
+    assertEquals("NOT_FOUND", gone.errorCode());
+    assertEquals(consumer, gone.json().getJsonObject("error").getJsonObject("details").getString("consumer"));
+  }
+
+  @Test
   @DisplayName("an ack of the latest delivery is ACKED, a repeat ALREADY_ACKED, garbage UNKNOWN")
   void ackStatuses() {
     String topic = unique("ack");
