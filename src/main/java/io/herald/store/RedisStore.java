@@ -1,5 +1,6 @@
 package io.herald.store;
 
+import io.herald.vertx.VertxInternals;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -10,7 +11,6 @@ import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.RedisOptions;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
-import java.net.ConnectException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -160,7 +160,7 @@ public final class RedisStore {
     if (failure instanceof StoreException) {
       return Future.failedFuture(failure);
     }
-    if (isRedisReply(failure)) {
+    if (VertxInternals.isRedisErrorReply(failure)) {
       // Redis refused the command for a state of its own (loading its data after a restart, out of
       // memory, a replica, busy): nothing was done, try again later. Any other error reply is a
       // command or script that failed inside Redis.
@@ -168,7 +168,7 @@ public final class RedisStore {
       boolean refused = REFUSALS.stream().anyMatch(message::startsWith);
       return Future.failedFuture(new StoreException("Redis: " + message, !refused, !refused, failure));
     }
-    boolean sent = !(hasCause(failure, ConnectException.class) || isConnectionRefusedByPool(failure));
+    boolean sent = !VertxInternals.isNotConnected(failure);
     return Future.failedFuture(new StoreException("Redis: " + failure.getMessage(), sent, failure));
   }
 
@@ -176,21 +176,4 @@ public final class RedisStore {
   private static final List<String> REFUSALS = List.of("LOADING", "BUSY", "OOM", "READONLY", "MASTERDOWN",
       "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF");
 
-  private static boolean isRedisReply(Throwable failure) {
-    return failure.getClass().getName().equals("io.vertx.redis.client.impl.types.ErrorType");
-  }
-
-  private static boolean isConnectionRefusedByPool(Throwable failure) {
-    String message = String.valueOf(failure.getMessage());
-    return message.contains("Connection refused") || message.contains("Cannot connect");
-  }
-
-  private static boolean hasCause(Throwable failure, Class<? extends Throwable> type) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (type.isInstance(t)) {
-        return true;
-      }
-    }
-    return false;
-  }
 }

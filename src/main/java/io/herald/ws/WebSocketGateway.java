@@ -10,12 +10,11 @@ import io.herald.http.ErrorCode;
 import io.herald.http.Responses;
 import io.herald.publish.PublishService;
 import io.herald.throttle.RateLimiter;
-import io.netty.channel.ChannelHandlerContext;
+import io.herald.vertx.VertxInternals;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.ServerWebSocket;
-import io.vertx.core.net.impl.ConnectionBase;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -101,18 +100,11 @@ public final class WebSocketGateway {
   }
 
   /**
-   * Ends a socket's connection without a close frame, so that its client sees 1006 (which RFC 6455
-   * forbids sending). Vert.x has no API for that: this closes the channel of the connection's
-   * implementation class, or, should that ever change, closes the socket cleanly instead.
+   * Ends a socket's connection without a close frame, so that its client sees 1006; should Vert.x
+   * ever not allow that, closes the socket cleanly instead.
    */
   private static void drop(HttpConnection connection, ServerWebSocket socket) {
-    if (connection instanceof ConnectionBase base) {
-      // from the head of the pipeline: Vert.x' own handler would send a close frame first
-      ChannelHandlerContext first = base.channel().pipeline().firstContext();
-      if (first != null) {
-        first.close();
-      }
-    } else {
+    if (!VertxInternals.dropWithoutCloseFrame(connection)) {
       socket.close();
     }
   }

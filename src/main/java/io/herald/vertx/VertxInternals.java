@@ -1,0 +1,52 @@
+package io.herald.vertx;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.net.impl.ConnectionBase;
+import java.net.ConnectException;
+
+/**
+ * Every place Herald relies on what Vert.x does not offer as API: its implementation classes and
+ * the wording of its messages. Kept here, behind named operations with a test of their own
+ * ({@code VertxInternalsTest}), so that a Vert.x upgrade that changes them fails one test, not the
+ * gateway's behaviour in silence.
+ */
+public final class VertxInternals {
+  private VertxInternals() {}
+
+  /**
+   * Ends a connection without a close frame, so that a WebSocket client sees 1006 (which RFC 6455
+   * forbids sending): closes the channel from the head of its pipeline, below Vert.x' own handler,
+   * which would send a close frame first. Returns false, doing nothing, when the connection is not
+   * of the implementation class this knows.
+   */
+  public static boolean dropWithoutCloseFrame(HttpConnection connection) {
+    if (connection instanceof ConnectionBase base) {
+      ChannelHandlerContext first = base.channel().pipeline().firstContext();
+      if (first != null) {
+        first.close();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether a failure of the Redis client is an error reply of Redis itself (the command ran, or was refused). */
+  public static boolean isRedisErrorReply(Throwable failure) {
+    return failure.getClass().getName().equals("io.vertx.redis.client.impl.types.ErrorType");
+  }
+
+  /**
+   * Whether a failure of the Redis client means no connection could be made, so nothing was sent:
+   * a refused or failed connect, as the socket or the client's pool words it.
+   */
+  public static boolean isNotConnected(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof ConnectException) {
+        return true;
+      }
+    }
+    String message = String.valueOf(failure.getMessage());
+    return message.contains("Connection refused") || message.contains("Cannot connect");
+  }
+}
