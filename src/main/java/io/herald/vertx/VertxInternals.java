@@ -8,7 +8,7 @@ import java.net.ConnectException;
 /**
  * Every place Herald relies on what Vert.x does not offer as API: its implementation classes and
  * the wording of its messages. Kept here, behind named operations with a test of their own
- * ({@code VertxInternalsTest}), so that a Vert.x upgrade that changes them fails one test, not the
+ * ({@code VertxInternalsIT}), so that a Vert.x upgrade that changes them fails one test, not the
  * gateway's behaviour in silence.
  */
 public final class VertxInternals {

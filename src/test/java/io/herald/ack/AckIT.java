@@ -1,0 +1,240 @@
+package io.herald.ack;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.herald.testing.GatewayTest;
+import io.herald.testing.RedisCli;
+import io.herald.testing.Http.Reply;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class AckIT extends GatewayTest {
+
+  private static Map<String, String> statuses(Reply reply) {
+    assertEquals(200, reply.status(), reply.body());
+    return reply.results().stream().map(r -> (JsonObject) r)
+        .collect(Collectors.toMap(r -> r.getString("ackId", r.getString("batchAckId")), r -> r.getString("status"),
+            (a, b) -> a + "," + b));
+  }
+
+  private static JsonObject fastRedelivery() {
+    return new JsonObject().put("ackTimeoutMs", 5000).put("redelivery", new JsonObject().put("initialDelayMs", 0));
+  }
+
+  private static Map<String, Long> countStatuses(Reply reply) {
+    return reply.results().stream()
+        .collect(Collectors.groupingBy(r -> ((JsonObject) r).getString("status"), Collectors.counting()));
+  }
+
+  /**
+   * The batch keys of each script call with batch keys that Redis ran during {@code action} (none
+   * other may run then), read from the slow log with every command logged: EVALSHA sha numkeys keys...
+   */
+  private static List<Integer> batchKeysPerAckCall(Runnable action) {
+    RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-log-slower-than").arg(0));
+    RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-max-len").arg(100_000));
+    RedisCli.send(redis.url(), Request.cmd(Command.SLOWLOG).arg("RESET"));
+    List<Integer> batchKeys = new ArrayList<>();
+    try {
+      action.run();
+      for (Response entry : RedisCli.send(redis.url(), Request.cmd(Command.SLOWLOG).arg("GET").arg(100_000))) {
+        Response args = entry.get(3);
+        // the per-consumer scripts take 19 keys; an ack call adds one per batch
+        if (args.get(0).toString().equalsIgnoreCase("evalsha") && args.get(2).toInteger() >= 20) {
+          batchKeys.add(0, args.get(2).toInteger() - 19);
+        }
+      }
+    } finally {
+      RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-log-slower-than").arg(10_000));
+      RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-max-len").arg(128));
+    }
+    return batchKeys;
+  }
+
+  @Test
+  @DisplayName("ten batches of 200 events acked in one request are settled by several script calls of at most 1,000 events each")
+  void batchAcksAreSpreadOverBoundedCalls() {
+    String topic = unique("bounded");
+    String consumer = consumer(new JsonObject().put("maxPollRecords", 200).put("maxUnacked", 5000), topic);
+    for (int i = 0; i < 2; i++) {
+      http().publish(topic, events(new Object[1000]));
+    }
+    JsonArray batchAckIds = new JsonArray();
+    for (int i = 0; i < 10; i++) {
+      batchAckIds.add(http().poll(consumer, max(200)).json().getString("batchAckId"));
+    }
+    List<Integer> batchKeysPerCall = batchKeysPerAckCall(() -> {
+      Reply acked = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject().put("batchAckIds", batchAckIds));
+      assertEquals(Map.of("ACKED", 2000L), countStatuses(acked));
+    }).stream().filter(keys -> keys > 1).toList();
+    assertTrue(batchKeysPerCall.size() >= 2, "calls with batches: " + batchKeysPerCall);
+    assertTrue(batchKeysPerCall.stream().allMatch(keys -> keys * 200 <= 1000), "batches per call: " + batchKeysPerCall);
+  }
+
+  @Test
+  @DisplayName("batches larger than their batchAckIds say are left by a full script call for the next: a client's word does not unbound a call")
+  void scriptLeavesBatchesBeyondItsBudget() {
+    String topic = unique("understated");
+    String consumer = consumer(new JsonObject().put("maxPollRecords", 1000).put("maxUnacked", 5000), topic);
+    for (int i = 0; i < 2; i++) {
+      http().publish(topic, events(new Object[1000]));
+    }
+    JsonArray batchAckIds = new JsonArray();
+    for (int i = 0; i < 2; i++) {
+      String batchAckId = http().poll(consumer, max(1000)).json().getString("batchAckId");
+      // the same batch, said to hold one event
+      batchAckIds.add(batchAckId.substring(0, 32) + "001");
+    }
+    List<Integer> calls = batchKeysPerAckCall(() -> {
+      Reply acked = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject().put("batchAckIds", batchAckIds));
+      assertEquals(Map.of("ACKED", 2000L), countStatuses(acked));
+    });
+    // both batches sent in one call, which settles the first and leaves the second to a call of its own
+    assertEquals(List.of(2, 1), calls);
+  }
+
+  @Test
+  @DisplayName("an ack for a consumer gone from Redis (deleted meanwhile) answers 404 naming it, through the ack tracker")
+  void ackOfGoneConsumerNamesIt() {
+    String topic = unique("gone");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, event(1));
+    String ackId = http().poll(consumer, max(1)).ackIds().get(0);
+    RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg("herald:{c:" + consumer + "}:meta"));
+    Reply gone = http().ack(consumer, ackId);
+    assertEquals(404, gone.status(), gone.body());
+    assertEquals("NOT_FOUND", gone.errorCode());
+    assertEquals(consumer, gone.json().getJsonObject("error").getJsonObject("details").getString("consumer"));
+  }
+
+  @Test
+  @DisplayName("an ack of the latest delivery is ACKED, a repeat ALREADY_ACKED, garbage UNKNOWN")
+  void ackStatuses() {
+    String topic = unique("ack");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2));
+    Reply batch = http().poll(consumer, max(10));
+    String first = batch.ackIds().get(0);
+    String forged = first.substring(0, first.length() - 4) + "0000";
+
+    Map<String, String> results = statuses(http().ack(consumer, first, "not-an-ack-id", forged));
+    assertEquals(Map.of(first, "ACKED", "not-an-ack-id", "UNKNOWN", forged, "UNKNOWN"), results);
+    assertEquals(Map.of(first, "ALREADY_ACKED"), statuses(http().ack(consumer, first)));
+
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(1, metadata.getLong("unacked"));
+    assertEquals(1, metadata.getJsonObject("totals").getLong("acked"));
+  }
+
+  @Test
+  @DisplayName("a batchAckId acks every event of its batch, one row per event")
+  void batchAck() {
+    String topic = unique("batch");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2, 3));
+    Reply batch = http().poll(consumer, max(10));
+    http().ack(consumer, batch.ackIds().get(1));
+
+    Reply reply = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject()
+        .put("batchAckIds", new JsonArray().add(batch.json().getString("batchAckId")).add("0".repeat(32))));
+    Map<String, String> results = statuses(reply);
+    assertEquals("ACKED", results.get(batch.ackIds().get(0)));
+    assertEquals("ALREADY_ACKED", results.get(batch.ackIds().get(1)));
+    assertEquals("ACKED", results.get(batch.ackIds().get(2)));
+    assertEquals("UNKNOWN", results.get("0".repeat(32)));
+    assertEquals(0, http().metadata(consumer).json().getLong("unacked"));
+  }
+
+  @Test
+  @DisplayName("another consumer's ackIds and batchAckIds are UNKNOWN and ack nothing")
+  void otherConsumersAckIdsAreUnknown() {
+    String topic = unique("shared");
+    String mine = consumer(new JsonObject(), topic);
+    String theirs = consumer(new JsonObject(), topic);
+    http().publish(topic, event(1));
+    Reply batch = http().poll(theirs, max(10));
+    String ackId = batch.ackIds().get(0);
+
+    assertEquals(Map.of(ackId, "UNKNOWN"), statuses(http().ack(mine, ackId)));
+    Reply byBatch = http().post("/v1/consumers/" + mine + "/acks",
+        new JsonObject().put("batchAckIds", new JsonArray().add(batch.json().getString("batchAckId"))));
+    assertEquals("UNKNOWN", byBatch.results().getJsonObject(0).getString("status"));
+    assertEquals(1, http().metadata(theirs).json().getLong("unacked"));
+    assertEquals(Map.of(ackId, "ACKED"), statuses(http().ack(theirs, ackId)));
+  }
+
+  @Test
+  @DisplayName("after a redelivery the earlier ackId is EXPIRED and only the latest one acks")
+  void earlierDeliveryExpired() {
+    String topic = unique("expired");
+    String consumer = consumer(fastRedelivery(), topic);
+    http().publish(topic, event(1));
+    String firstAckId = http().poll(consumer, max(1)).ackIds().get(0);
+    Reply again = await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100))
+        .until(() -> http().poll(consumer, max(1)), r -> r.events().size() == 1);
+    String secondAckId = again.ackIds().get(0);
+
+    assertEquals(Map.of(firstAckId, "EXPIRED"), statuses(http().ack(consumer, firstAckId)));
+    assertEquals(1, http().metadata(consumer).json().getLong("unacked"));
+    assertEquals(Map.of(secondAckId, "ACKED"), statuses(http().ack(consumer, secondAckId)));
+    assertEquals(Map.of(firstAckId, "ALREADY_ACKED"), statuses(http().ack(consumer, firstAckId)));
+  }
+
+  @Test
+  @DisplayName("an ack after the deadline is ACKED while the event was not handed out again")
+  void lateAckStillCounts() {
+    String topic = unique("late");
+    String consumer = consumer(fastRedelivery(), topic);
+    http().publish(topic, event(1));
+    String ackId = http().poll(consumer, max(1)).ackIds().get(0);
+    await().atMost(Duration.ofSeconds(15)).until(() -> http().metadata(consumer).json().getLong("stale") == 1);
+    assertEquals(Map.of(ackId, "ACKED"), statuses(http().ack(consumer, ackId)));
+    assertEquals(List.of(), http().poll(consumer, max(1)).eventIds());
+  }
+
+  @Test
+  @DisplayName("acks through one node of deliveries from another node work the same")
+  void ackThroughOtherNode() {
+    String topic = unique("cross");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2));
+    Reply batch = nodeA.http().poll(consumer, max(10));
+    assertEquals(Map.of(batch.ackIds().get(0), "ACKED", batch.ackIds().get(1), "ACKED"),
+        statuses(nodeB.http().ack(consumer, batch.ackIds().toArray(String[]::new))));
+  }
+
+  @Test
+  @DisplayName("bad ack bodies get INVALID_REQUEST naming the field; unknown consumers 404")
+  void badAckRequests() {
+    String consumer = consumer(new JsonObject(), unique("badack"));
+    Reply empty = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject());
+    assertEquals(400, empty.status());
+    Reply wrongType = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject().put("ackIds", "x"));
+    assertEquals(400, wrongType.status());
+    assertEquals("ackIds", wrongType.json().getJsonObject("error").getJsonObject("details").getString("field"));
+    Reply tooMany = http().ack(consumer, java.util.Collections.nCopies(1001, "x").toArray(String[]::new));
+    assertEquals(400, tooMany.status());
+    assertEquals("ackIds", tooMany.json().getJsonObject("error").getJsonObject("details").getString("field"));
+    Reply tooManyBatches = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject()
+        .put("batchAckIds", new JsonArray(java.util.Collections.nCopies(11, "0".repeat(32)))));
+    assertEquals(400, tooManyBatches.status());
+    assertEquals(200, http().ack(consumer, java.util.Collections.nCopies(1000, "x").toArray(String[]::new)).status());
+    Reply unknown = http().ack("no-such-consumer", "x");
+    assertEquals(404, unknown.status());
+    assertEquals("NOT_FOUND", unknown.errorCode());
+  }
+}

@@ -1,0 +1,117 @@
+package io.herald.history;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.herald.testing.GatewayTest;
+import io.herald.testing.RedisCli;
+import io.herald.testing.Http.Reply;
+import io.herald.testing.TestSocket;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class EventHistoryIT extends GatewayTest {
+
+  private static JsonObject history(String consumer, String eventId) {
+    Reply reply = nodeB.http().get("/v1/consumers/" + consumer + "/events/" + eventId);
+    assertEquals(200, reply.status(), reply.body());
+    return reply.json();
+  }
+
+  private static String publishOne(String topic) {
+    return http().publish(topic, event("e")).results().getJsonObject(0).getString("eventId");
+  }
+
+  @Test
+  @DisplayName("why an event ended in the dead-letter queue is one request: each delivery, its outcome and nack reason")
+  void deadLetteredStory() {
+    String topic = unique("story");
+    String consumer = consumer(new JsonObject().put("redelivery", new JsonObject().put("maxDeliveries", 2)), topic);
+    String eventId = publishOne(topic);
+    assertEquals("BACKLOG", history(consumer, eventId).getString("state"));
+    for (int i = 0; i < 2; i++) {
+      Reply batch = http().poll(consumer, new JsonObject().put("waitMs", 5000));
+      http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+          .put("ackIds", new JsonArray(batch.ackIds())).put("action", "REQUEUE").put("delayMs", 0)
+          .put("reason", "timeout calling billing"));
+    }
+
+    JsonObject story = history(consumer, eventId);
+    assertEquals("DEAD_LETTERED", story.getString("state"));
+    assertEquals("MAX_DELIVERIES", story.getString("deadLetterReason"));
+    JsonArray deliveries = story.getJsonArray("deliveries");
+    assertEquals(2, deliveries.size());
+    JsonObject first = deliveries.getJsonObject(0);
+    assertEquals(1, first.getInteger("deliveryCount"));
+    assertEquals("REQUEUED", first.getString("outcome"));
+    assertEquals("timeout calling billing", first.getString("reason"));
+    assertEquals("http", first.getString("connection"));
+    assertEquals(2, deliveries.getJsonObject(1).getInteger("deliveryCount"));
+  }
+
+  @Test
+  @DisplayName("an acked event's history says ACKED, and how it went out (here over a WebSocket)")
+  void ackedOverSocket() {
+    String topic = unique("acked");
+    String consumer = consumer(new JsonObject(), topic);
+    String eventId = publishOne(topic);
+    try (TestSocket socket = nodeA.consumerSocket(consumer)) {
+      socket.send(new JsonObject().put("op", "poll"));
+      JsonObject batch = socket.next();
+      socket.send(new JsonObject().put("op", "ack").put("batchAckId", batch.getString("batchAckId")));
+      assertEquals("ackResult", socket.next().getString("type"));
+    }
+    JsonObject story = history(consumer, eventId);
+    assertEquals("ACKED", story.getString("state"));
+    JsonObject delivery = story.getJsonArray("deliveries").getJsonObject(0);
+    assertEquals("ACKED", delivery.getString("outcome"));
+    assertEquals("ws", delivery.getString("connection"));
+    assertEquals(delivery.getLong("handedOutAt") + 30_000, delivery.getLong("ackDeadline"));
+    assertNull(story.getString("deadLetterReason"));
+  }
+
+  @Test
+  @DisplayName("a delivery shows while unacked; handed out once and acked costs no key of its own; a requeued one keeps every delivery in order")
+  void commonAndRequeuedLives() {
+    String topic = unique("lives");
+    String consumer = consumer(new JsonObject(), topic);
+    String plain = publishOne(topic);
+    Reply first = http().poll(consumer, new JsonObject());
+    JsonObject pending = history(consumer, plain);
+    assertEquals("DELIVERED", pending.getString("state"));
+    assertEquals(1, pending.getJsonArray("deliveries").getJsonObject(0).getInteger("deliveryCount"));
+    http().ack(consumer, first.ackIds().get(0));
+    JsonObject acked = history(consumer, plain);
+    assertEquals("ACKED", acked.getString("state"));
+    assertEquals("ACKED", acked.getJsonArray("deliveries").getJsonObject(0).getString("outcome"));
+    assertFalse(RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:history:" + plain));
+
+    String requeued = publishOne(topic);
+    Reply handed = http().poll(consumer, new JsonObject());
+    http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject().put("ackIds", new JsonArray(handed.ackIds()))
+        .put("action", "REQUEUE").put("delayMs", 0));
+    Reply again = http().poll(consumer, new JsonObject().put("waitMs", 5000));
+    http().ack(consumer, again.ackIds().get(0));
+    JsonObject story = history(consumer, requeued);
+    assertEquals("ACKED", story.getString("state"));
+    JsonArray deliveries = story.getJsonArray("deliveries");
+    assertEquals(2, deliveries.size(), story.encode());
+    assertEquals("REQUEUED", deliveries.getJsonObject(0).getString("outcome"));
+    assertEquals(2, deliveries.getJsonObject(1).getInteger("deliveryCount"));
+    assertEquals("ACKED", deliveries.getJsonObject(1).getString("outcome"));
+  }
+
+  @Test
+  @DisplayName("an event the consumer never held is 404")
+  void unknownEvent() {
+    String consumer = consumer(new JsonObject(), unique("none"));
+    Reply reply = http().get("/v1/consumers/" + consumer + "/events/0000000000000-0000000000000000");
+    assertEquals(404, reply.status());
+    assertEquals("NOT_FOUND", reply.errorCode());
+  }
+}

@@ -1,0 +1,266 @@
+package io.herald.store;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.herald.testing.FreezingProxy;
+import io.herald.testing.Http.Reply;
+import io.herald.testing.Http;
+import io.herald.testing.RedisCli;
+import io.herald.testing.TestNode;
+import io.herald.testing.TestRedis;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(90)
+class RedisOutageIT {
+  private TestRedis redis;
+  private TestNode node;
+  private Http http;
+
+  @BeforeEach
+  void start() {
+    redis = TestRedis.start("always");
+    node = TestNode.start(redis);
+    http = node.http();
+    assertEquals(201, http.putConsumer("outage", new JsonObject().put("topics", new JsonArray().add("t/>"))).status());
+  }
+
+  @AfterEach
+  void stop() {
+    node.close();
+    redis.close();
+  }
+
+  @Test
+  @DisplayName("while Redis is down every request gets 503 STORE_UNAVAILABLE at once; after its restart the node recovers by itself")
+  void storeUnavailableThenRecovers() {
+    String eventId = http.publish("t/a", new JsonObject().put("payload", 1)).results().getJsonObject(0).getString("eventId");
+    redis.kill();
+
+    for (Reply reply : List.of(http.publish("t/a", new JsonObject().put("payload", 2)),
+        http.publish("t/a", new JsonObject().put("payload", 2).put("idempotencyKey", "k")),
+        http.poll("outage", new JsonObject()), http.metadata("outage"), http.ack("outage", "x"),
+        http.get("/v1/admin/stats"), http.get("/v1/admin/topics"), http.get("/v1/admin/topics/t/a"),
+        http.put("/v1/admin/topics/t/b", new JsonObject().put("enabled", false)),
+        http.get("/health/ready"))) {
+      assertEquals(503, reply.status(), reply.body());
+      assertEquals("STORE_UNAVAILABLE", reply.errorCode(), reply.body());
+    }
+    assertEquals(200, http.get("/health/live").status());
+
+    redis.restart();
+    await().atMost(Duration.ofSeconds(20)).until(() -> http.get("/health/ready").status() == 200);
+    Reply poll = await().atMost(Duration.ofSeconds(20)).until(() -> http.poll("outage", new JsonObject()),
+        r -> r.status() == 200);
+    assertEquals(List.of(eventId), poll.eventIds(), "the event confirmed before the crash is still there");
+    assertEquals(200, http.publish("t/a", new JsonObject().put("payload", 3)).status());
+  }
+
+  @Test
+  @DisplayName("a Redis that stops answering gives 503 within the Redis timeout, not a hang; answers resume with it")
+  void hungRedisTimesOut() {
+    assertEquals(200, http.publish("t/a", new JsonObject().put("payload", 1)).status());
+    redis.pause();
+    try {
+      long start = System.nanoTime();
+      Reply publish = http.publish("t/a", new JsonObject().put("payload", 2));
+      Reply metadata = http.metadata("outage");
+      long tookMs = (System.nanoTime() - start) / 1_000_000;
+      assertEquals(503, publish.status(), publish.body());
+      assertEquals(503, metadata.status(), metadata.body());
+      assertEquals("STORE_UNAVAILABLE", metadata.errorCode(), "a read that timed out changed nothing");
+      assertTrue(tookMs < 10_000, "answered within the timeouts (1 s each here), took " + tookMs + " ms");
+    } finally {
+      redis.resume();
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> http.publish("t/a", new JsonObject().put("payload", 3)).status() == 200);
+    assertEquals(200, http.metadata("outage").status());
+  }
+
+  @Test
+  @DisplayName("a connection that goes silent (dead network path) is replaced after a timeout, not waited on forever")
+  void silentConnectionReplaced() throws Exception {
+    try (FreezingProxy proxy = new FreezingProxy(Integer.parseInt(redis.url().replaceAll(".*:", "")));
+        TestNode proxied = TestNode.start(redis, new JsonObject().put("redis", new JsonObject().put("url", proxy.url())))) {
+      Http client = proxied.http();
+      assertEquals(200, client.publish("t/a", new JsonObject().put("payload", 1)).status());
+      proxy.freezeOpenConnections();
+      assertEquals(503, client.publish("t/a", new JsonObject().put("payload", 2)).status());
+      await().atMost(Duration.ofSeconds(20))
+          .until(() -> client.publish("t/a", new JsonObject().put("payload", 3)).status() == 200);
+    }
+  }
+
+  @Test
+  @DisplayName("a publish whose answer was lost (503) is retried with its idempotencyKey: stored exactly once, whether the loss came before or after the spool")
+  void idempotentRetryAfterLostAnswer() throws Exception {
+    try (FreezingProxy proxy = new FreezingProxy(Integer.parseInt(redis.url().replaceAll(".*:", "")));
+        TestNode proxied = TestNode.start(redis, new JsonObject().put("redis", new JsonObject().put("url", proxy.url())))) {
+      Http client = proxied.http();
+      // the scripts are loaded, so they go out by SHA from now on
+      assertEquals(200, client.publish("t/warm", new JsonObject().put("payload", 0).put("idempotencyKey", "warm")).status());
+      int consumed = http.poll("outage", new JsonObject().put("maxEvents", 10)).events().size();
+      assertEquals(1, consumed);
+
+      for (Script lostAfter : List.of(Script.PUBLISH, Script.IDEM_CLAIM)) {
+        String key = "order-" + lostAfter.name();
+        JsonObject event = new JsonObject().put("payload", lostAfter.name()).put("idempotencyKey", key);
+        proxy.freezeAfter(lostAfter.sha());
+        Reply lost = client.publish("t/a", event);
+        assertEquals(503, lost.status(), lost.body());
+        // the node replaces the frozen connection after its timeout; then the retry goes through
+        List<Reply> retried = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(20)).until(() -> {
+          Reply retry = client.publish("t/a", event);
+          retried.add(retry);
+          return retry.status() == 200;
+        });
+        JsonObject result = retried.get(retried.size() - 1).results().getJsonObject(0);
+        assertEquals(true, result.getBoolean("duplicate"), result.encode());
+        JsonArray stored = http.poll("outage", new JsonObject().put("maxEvents", 10)).events();
+        assertEquals(1, stored.size(), lostAfter.name() + ": stored exactly once: " + stored.encode());
+        assertEquals(result.getString("eventId"), stored.getJsonObject(0).getString("eventId"));
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("with appendfsync always, every confirmed event survives a kill -9 of Redis")
+  void confirmedEventsSurviveCrash() {
+    List<String> confirmed = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      confirmed.add(http.publish("t/b", new JsonObject().put("payload", i)).results().getJsonObject(0).getString("eventId"));
+    }
+    redis.kill();
+    redis.restart();
+    List<String> received = new ArrayList<>();
+    await().atMost(Duration.ofSeconds(30)).until(() -> {
+      Reply reply = http.poll("outage", new JsonObject().put("maxEvents", 1000));
+      if (reply.status() == 200) {
+        received.addAll(reply.eventIds());
+      }
+      return received.size() >= confirmed.size();
+    });
+    assertEquals(confirmed, received);
+  }
+
+  @Test
+  @DisplayName("a kill -9 of Redis while events are published, acked and nacked loses nothing confirmed and leaves no event in two places")
+  void crashMidRunKeepsEveryEventInOnePlace() throws Exception {
+    Set<String> confirmed = ConcurrentHashMap.newKeySet();
+    Set<String> acked = ConcurrentHashMap.newKeySet();
+    // acks whose answer was lost with Redis (503 OUTCOME_UNKNOWN): they may or may not have happened
+    Set<String> maybeAcked = ConcurrentHashMap.newKeySet();
+    AtomicBoolean running = new AtomicBoolean(true);
+    ExecutorService workers = Executors.newFixedThreadPool(2);
+    Future<?> publisher = workers.submit(() -> {
+      for (int i = 0; running.get(); i++) {
+        Reply reply = http.publish("t/mid", new JsonObject().put("payload", i));
+        if (reply.status() == 200) {
+          confirmed.add(reply.results().getJsonObject(0).getString("eventId"));
+        }
+      }
+    });
+    Future<?> consumer = workers.submit(() -> {
+      for (int round = 0; running.get(); round++) {
+        Reply batch = http.poll("outage", new JsonObject().put("maxEvents", 10));
+        if (batch.status() != 200 || batch.events().isEmpty()) {
+          continue;
+        }
+        List<String> ackIds = batch.ackIds();
+        Reply settled = round % 3 == 0
+            ? http.post("/v1/consumers/outage/nacks", new JsonObject().put("ackIds", new JsonArray(ackIds))
+                .put("action", "REQUEUE").put("delayMs", 0))
+            : http.ack("outage", ackIds.toArray(String[]::new));
+        if (round % 3 != 0 && settled.status() != 200) {
+          maybeAcked.addAll(batch.eventIds());
+        } else if (round % 3 != 0) {
+          for (int i = 0; i < ackIds.size(); i++) {
+            if ("ACKED".equals(settled.results().getJsonObject(i).getString("status"))) {
+              acked.add(batch.eventIds().get(i));
+            }
+          }
+        }
+      }
+    });
+    await().atMost(Duration.ofSeconds(10)).until(() -> acked.size() > 20);
+    redis.kill();
+    redis.restart();
+    int before = confirmed.size();
+    await().atMost(Duration.ofSeconds(30)).until(() -> confirmed.size() > before + 20);
+    running.set(false);
+    publisher.get();
+    consumer.get();
+    workers.shutdown();
+
+    confirmed.removeAll(maybeAcked);
+    for (String eventId : confirmed) {
+      boolean held = RedisCli.send(redis.url(), Request.cmd(Command.HEXISTS).arg("herald:{c:outage}:events").arg(eventId))
+          .toInteger() == 1;
+      assertEquals(!acked.contains(eventId), held, "confirmed event " + eventId + " is held unless acked");
+    }
+    Response places = RedisCli.send(redis.url(), Request.cmd(Command.EVAL).arg("""
+        local n = 0
+        for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
+          local count = 0
+          for i = 2, #KEYS do
+            if redis.call('ZSCORE', KEYS[i], id) then count = count + 1 end
+          end
+          if count ~= 1 then n = n + 1 end
+        end
+        return n""").arg(7).arg("herald:{c:outage}:events").arg("herald:{c:outage}:backlog")
+        .arg("herald:{c:outage}:pending").arg("herald:{c:outage}:stale").arg("herald:{c:outage}:scheduled")
+        .arg("herald:{c:outage}:dead").arg("herald:{c:outage}:errors"));
+    assertEquals(0, places.toInteger(), "events held in none or several of backlog, pending, stale, scheduled, dead, errors");
+  }
+
+  @Test
+  @DisplayName("after a Redis restart, long polls are woken by publishes again (the subscription reconnects)")
+  void wakeUpsResumeAfterRestart() {
+    redis.kill();
+    redis.restart();
+    await().atMost(Duration.ofSeconds(20)).until(() -> http.get("/health/ready").status() == 200);
+    // the subscription comes back within a second or so; until then a parked poll is not woken
+    await().atMost(Duration.ofSeconds(30)).until(this::parkedPollIsWokenByPublish);
+  }
+
+  /** Parks a 20 s long poll, publishes, and tells whether the poll answered within 5 s with the event. */
+  private boolean parkedPollIsWokenByPublish() throws Exception {
+    Reply drained;
+    do {
+      drained = http.poll("outage", new JsonObject().put("maxEvents", 1000));
+      if (!drained.events().isEmpty()) {
+        http.ack("outage", drained.ackIds().toArray(String[]::new));
+      }
+    } while (!drained.events().isEmpty());
+    RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg("herald:{c:outage}:waiters"));
+    CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
+        () -> http.poll("outage", new JsonObject().put("waitMs", 20_000)));
+    await().atMost(Duration.ofSeconds(5)).until(() -> RedisCli.exists(redis.url(), "herald:{c:outage}:waiters"));
+    long publishedAt = System.nanoTime();
+    http.publish("t/c", new JsonObject().put("payload", 1));
+    Reply reply = parked.get(25, TimeUnit.SECONDS);
+    return !reply.events().isEmpty() && (System.nanoTime() - publishedAt) / 1_000_000 < 5000;
+  }
+}

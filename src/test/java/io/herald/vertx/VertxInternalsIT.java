@@ -1,0 +1,91 @@
+package io.herald.vertx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.herald.testing.TestRedis;
+import io.herald.testing.TestSocket;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.Request;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** What Herald takes from Vert.x' implementation, checked against the Vert.x on the class path. */
+@Timeout(30)
+class VertxInternalsIT {
+  private static final Vertx VERTX = Vertx.vertx();
+  private static TestRedis redis;
+
+  @BeforeAll
+  static void start() {
+    redis = TestRedis.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    redis.close();
+    VERTX.close().await();
+  }
+
+  private static Throwable failureOf(String url, Request request) {
+    Redis client = Redis.createClient(VERTX, url);
+    try {
+      return client.send(request).transform(done -> Future.succeededFuture(done.cause())).await();
+    } finally {
+      client.close();
+    }
+  }
+
+  @Test
+  @DisplayName("an error reply of Redis is told from a connection that could not be made, and neither from the other")
+  void redisFailures() {
+    Throwable reply = failureOf(redis.url(), Request.cmd(Command.INCRBY).arg("k").arg("not a number"));
+    assertTrue(VertxInternals.isRedisErrorReply(reply), String.valueOf(reply));
+    assertFalse(VertxInternals.isNotConnected(reply));
+
+    Throwable refused = failureOf("redis://127.0.0.1:" + freePort(), Request.cmd(Command.PING));
+    assertTrue(VertxInternals.isNotConnected(refused), String.valueOf(refused));
+    assertFalse(VertxInternals.isRedisErrorReply(refused));
+  }
+
+  @Test
+  @DisplayName("a WebSocket connection is dropped without a close frame: the client sees 1006")
+  void dropWithoutCloseFrame() {
+    Promise<Boolean> dropped = Promise.promise();
+    HttpServer server = VERTX.createHttpServer().requestHandler(request -> {
+      HttpConnection connection = request.connection();
+      request.toWebSocket().onSuccess(socket ->
+          socket.textMessageHandler(text -> dropped.complete(VertxInternals.dropWithoutCloseFrame(connection))));
+    }).listen(0, "127.0.0.1").await();
+    try (TestSocket client = TestSocket.connect(server.actualPort(), "/")) {
+      client.send(new JsonObject().put("op", "ping"));
+      assertTrue(dropped.future().await());
+      // no close frame came: the client reports the abnormal closure RFC 6455 calls 1006
+      assertEquals((short) 1006, client.awaitClose());
+    } finally {
+      server.close().await();
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
