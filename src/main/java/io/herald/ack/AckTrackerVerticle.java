@@ -1,7 +1,7 @@
 package io.herald.ack;
 
 import io.herald.Addresses;
-import io.herald.http.ApiException;
+import io.herald.protocol.ApiException;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;

@@ -2,8 +2,8 @@ package io.herald.ack;
 
 import io.herald.Addresses;
 import io.herald.consumer.ConsumerSettings;
-import io.herald.http.ApiException;
-import io.herald.http.Requests;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.Requests;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

@@ -1,8 +1,8 @@
 package io.herald.ack;
 
 import io.herald.consumer.ConsumerScripts;
-import io.herald.http.ApiException;
-import io.herald.http.Requests;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.Requests;
 import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;

@@ -1,16 +1,16 @@
 package io.herald.admin;
 
-import io.herald.config.InvalidSettingsException;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.consumer.ConsumerStore;
-import io.herald.http.ApiException;
-import io.herald.http.Requests;
 import io.herald.http.Responses;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.Requests;
+import io.herald.protocol.TopicName;
+import io.herald.settings.InvalidSettingsException;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
-import io.herald.topic.TopicName;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -64,7 +64,7 @@ public final class ConsumerRoutes {
     try {
       settings = ConsumerSettings.parse(name, Requests.object(ctx));
     } catch (InvalidSettingsException e) {
-      Responses.error(ctx, ApiException.invalid(e));
+      Responses.error(ctx, e.toApiException(false));
       return;
     } catch (ApiException e) {
       Responses.error(ctx, e);

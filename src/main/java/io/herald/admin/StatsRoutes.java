@@ -1,8 +1,8 @@
 package io.herald.admin;
 
 import io.herald.config.HeraldConfig;
-import io.herald.http.ApiException;
 import io.herald.http.Responses;
+import io.herald.protocol.ApiException;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.vertx.core.json.JsonObject;

@@ -1,12 +1,12 @@
 package io.herald.admin;
 
-import io.herald.config.InvalidSettingsException;
-import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
-import io.herald.http.Requests;
 import io.herald.http.Responses;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
+import io.herald.protocol.Requests;
+import io.herald.protocol.TopicName;
+import io.herald.settings.InvalidSettingsException;
 import io.herald.topic.TopicDirectory;
-import io.herald.topic.TopicName;
 import io.herald.topic.TopicSettings;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -56,7 +56,7 @@ public final class TopicRoutes {
       try {
         settings = TopicSettings.parse(topic, Requests.object(ctx));
       } catch (InvalidSettingsException e) {
-        throw ApiException.invalid(e);
+        throw e.toApiException(false);
       }
       return topics.put(settings).map(ignored -> describe(settings));
     });

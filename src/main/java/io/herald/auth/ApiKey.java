@@ -1,6 +1,6 @@
 package io.herald.auth;
 
-import io.herald.config.SettingsReader;
+import io.herald.settings.SettingsReader;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -1,7 +1,7 @@
 package io.herald.auth;
 
-import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.vertx.core.Future;
 import java.security.MessageDigest;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.herald.auth;
 
-import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.herald.topic.TopicPattern;
 import io.vertx.core.json.JsonObject;
 import java.util.List;

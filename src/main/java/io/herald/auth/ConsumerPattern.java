@@ -1,6 +1,6 @@
 package io.herald.auth;
 
-import io.herald.topic.TopicName;
+import io.herald.protocol.TopicName;
 
 /**
  * A {@code consume} grant: a consumer's exact name, {@code *} for every consumer, or a name's start

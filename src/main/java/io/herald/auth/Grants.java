@@ -1,6 +1,6 @@
 package io.herald.auth;
 
-import io.herald.config.SettingsReader;
+import io.herald.settings.SettingsReader;
 import io.herald.topic.TopicPattern;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,9 @@
 package io.herald.auth;
 
-import io.herald.config.InvalidSettingsException;
-import io.herald.config.SettingsReader;
-import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
+import io.herald.settings.InvalidSettingsException;
+import io.herald.settings.SettingsReader;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;

@@ -1,6 +1,6 @@
 package io.herald.consumer;
 
-import io.herald.http.ApiException;
+import io.herald.protocol.ApiException;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.SettingsHash;

@@ -1,7 +1,7 @@
 package io.herald.consumer;
 
-import io.herald.config.SettingsReader;
-import io.herald.topic.TopicName;
+import io.herald.protocol.TopicName;
+import io.herald.settings.SettingsReader;
 import io.herald.topic.TopicPattern;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

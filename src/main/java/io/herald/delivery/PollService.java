@@ -1,7 +1,7 @@
 package io.herald.delivery;
 
 import io.herald.consumer.ConsumerSettings;
-import io.herald.http.ApiException;
+import io.herald.protocol.ApiException;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;

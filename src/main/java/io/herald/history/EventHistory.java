@@ -2,9 +2,9 @@ package io.herald.history;
 
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerScripts;
-import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
 import io.herald.http.Responses;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;

@@ -1,5 +1,7 @@
 package io.herald.http;
 
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;

@@ -1,8 +1,8 @@
 package io.herald.publish;
 
 import io.herald.consumer.ConsumerSettings;
-import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.herald.quota.SpoolLedger;
 import io.herald.topic.TopicSettings;
 import io.vertx.core.Future;

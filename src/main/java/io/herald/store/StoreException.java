@@ -1,11 +1,16 @@
 package io.herald.store;
 
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ClientFailure;
+import io.herald.protocol.ErrorCode;
+
 /**
  * Redis could not do what was asked. {@link #sent()} tells whether the command may have run;
  * {@link #failedInRedis()} that Redis ran it and answered with an error (a bug of ours, not an
  * outage: the connection is fine).
  */
-public final class StoreException extends RuntimeException {
+public final class StoreException extends RuntimeException implements ClientFailure {
+  private static final System.Logger LOG = System.getLogger(StoreException.class.getName());
   private final boolean sent;
   private final boolean failedInRedis;
 
@@ -26,5 +31,24 @@ public final class StoreException extends RuntimeException {
   /** False: Redis was not reached, nothing was written. True: the outcome is unknown. */
   public boolean sent() {
     return sent;
+  }
+
+  /**
+   * Redis unreachable: STORE_UNAVAILABLE; no answer after a write was sent: OUTCOME_UNKNOWN; a
+   * script failing inside Redis (which keeps the writes it made before) is logged and answered
+   * OUTCOME_UNKNOWN, or INTERNAL_ERROR for a read.
+   */
+  @Override
+  public ApiException toApiException(boolean wrote) {
+    if (failedInRedis) {
+      LOG.log(System.Logger.Level.ERROR, "A Redis command failed inside Redis: " + getMessage());
+      return wrote
+          ? new ApiException(ErrorCode.OUTCOME_UNKNOWN, "The request failed part-way in Redis: it may have been done in part")
+          : new ApiException(ErrorCode.INTERNAL_ERROR, "Internal error");
+    }
+    return sent && wrote
+        ? new ApiException(ErrorCode.OUTCOME_UNKNOWN,
+            "Redis stopped answering after the request was sent: it may or may not have been done")
+        : new ApiException(ErrorCode.STORE_UNAVAILABLE, "The event store (Redis) is unavailable; nothing was done");
   }
 }

@@ -2,7 +2,7 @@ package io.herald.throttle;
 
 import io.herald.consumer.ConsumerScripts;
 import io.herald.consumer.ConsumerSettings;
-import io.herald.http.ApiException;
+import io.herald.protocol.ApiException;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;

@@ -1,5 +1,7 @@
 package io.herald.topic;
 
+import io.herald.protocol.TopicName;
+
 /**
  * A subscription pattern: {@code *} matches exactly one level, {@code >} as the last level matches
  * one or more. Wildcards in the first level do not match the gateway's own {@code $sys} topics,

@@ -1,6 +1,6 @@
 package io.herald.topic;
 
-import io.herald.config.SettingsReader;
+import io.herald.settings.SettingsReader;
 import io.vertx.core.json.JsonObject;
 
 /**

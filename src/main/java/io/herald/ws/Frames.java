@@ -1,6 +1,6 @@
 package io.herald.ws;
 
-import io.herald.http.ApiException;
+import io.herald.protocol.ApiException;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.Json;

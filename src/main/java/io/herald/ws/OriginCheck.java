@@ -1,8 +1,8 @@
 package io.herald.ws;
 
-import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
 import io.herald.http.Responses;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.vertx.core.Handler;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;

@@ -1,8 +1,8 @@
 package io.herald.ws;
 
 import io.herald.auth.Caller;
-import io.herald.http.ApiException;
-import io.herald.http.JsonLimits;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.JsonLimits;
 import io.herald.publish.PublishRequest;
 import io.herald.publish.PublishService;
 import io.vertx.core.Future;

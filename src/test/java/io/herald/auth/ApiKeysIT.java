@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.config.HeraldConfig;
-import io.herald.config.InvalidSettingsException;
+import io.herald.settings.InvalidSettingsException;
 import io.herald.testing.Http;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;

@@ -3,8 +3,8 @@ package io.herald.auth;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.herald.testing.Http;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.herald.config.HeraldConfig;
-import io.herald.config.InvalidSettingsException;
+import io.herald.settings.InvalidSettingsException;
 import io.herald.testing.Http;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;

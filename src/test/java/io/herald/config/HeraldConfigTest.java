@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.settings.InvalidSettingsException;
+import io.herald.settings.SettingError;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.util.List;

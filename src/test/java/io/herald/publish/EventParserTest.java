@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.herald.http.ApiException;
-import io.herald.http.ErrorCode;
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.vertx.core.buffer.Buffer;
 import java.util.List;
 import java.util.Map;

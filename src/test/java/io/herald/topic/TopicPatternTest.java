@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.protocol.TopicName;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.herald.http;
+package io.herald.protocol;
 
 /** The protocol's stable error codes and their HTTP statuses. */
 public enum ErrorCode {

@@ -1,6 +1,6 @@
-package io.herald.config;
+package io.herald.settings;
 
-import io.herald.topic.TopicName;
+import io.herald.protocol.TopicName;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;

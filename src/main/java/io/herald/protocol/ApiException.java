@@ -1,12 +1,9 @@
-package io.herald.http;
+package io.herald.protocol;
 
-import io.herald.store.StoreException;
+import io.vertx.core.Future;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
-import io.herald.config.InvalidSettingsException;
-import io.vertx.core.Future;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 /** A failure the client is told about in the protocol's error envelope. */
@@ -46,13 +43,6 @@ public final class ApiException extends RuntimeException {
         new JsonObject().put("consumer", consumer));
   }
 
-  /** 400 naming the first bad setting, with every one in {@code details.errors}. */
-  public static ApiException invalid(InvalidSettingsException e) {
-    JsonArray errors = new JsonArray();
-    e.errors().forEach(error -> errors.add(new JsonObject().put("field", error.field()).put("message", error.message())));
-    return new ApiException(ErrorCode.INVALID_REQUEST, e.getMessage(),
-        new JsonObject().put("field", e.errors().get(0).field()).put("errors", errors));
-  }
 
   /** A read that failed changed nothing: its failure is STORE_UNAVAILABLE, never OUTCOME_UNKNOWN. */
   public static <T> Future<T> reading(Future<T> read) {
@@ -72,19 +62,8 @@ public final class ApiException extends RuntimeException {
     if (failure instanceof ApiException api) {
       return api;
     }
-    if (failure instanceof StoreException store && store.failedInRedis()) {
-      // a script that fails inside Redis keeps the writes it made before: the client cannot be told
-      // that nothing happened
-      LOG.log(System.Logger.Level.ERROR, "A Redis command failed inside Redis: " + store.getMessage());
-      return wrote
-          ? new ApiException(ErrorCode.OUTCOME_UNKNOWN, "The request failed part-way in Redis: it may have been done in part")
-          : new ApiException(ErrorCode.INTERNAL_ERROR, "Internal error");
-    }
-    if (failure instanceof StoreException store) {
-      return store.sent() && wrote
-          ? new ApiException(ErrorCode.OUTCOME_UNKNOWN,
-              "Redis stopped answering after the request was sent: it may or may not have been done")
-          : new ApiException(ErrorCode.STORE_UNAVAILABLE, "The event store (Redis) is unavailable; nothing was done");
+    if (failure instanceof ClientFailure known) {
+      return known.toApiException(wrote);
     }
     if (failure instanceof ReplyException reply) {
       if (reply.failureType() == ReplyFailure.RECIPIENT_FAILURE && reply.failureCode() == REPLY_FAILURE) {

@@ -1,4 +1,4 @@
-package io.herald.topic;
+package io.herald.protocol;
 
 import java.util.regex.Pattern;
 

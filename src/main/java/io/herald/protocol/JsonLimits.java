@@ -1,4 +1,4 @@
-package io.herald.http;
+package io.herald.protocol;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;

@@ -1,4 +1,4 @@
-package io.herald.http;
+package io.herald.protocol;
 
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;

@@ -1,4 +1,4 @@
-package io.herald.config;
+package io.herald.settings;
 
 /** One bad setting: its full key path and what it must be. */
 public record SettingError(String field, String message) {
