@@ -10,6 +10,7 @@ import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerStore;
 import io.herald.delivery.NotificationVerticle;
 import io.herald.http.HttpApiVerticle;
+import io.herald.publish.AlertPublisherVerticle;
 import io.herald.quota.SpoolAccountVerticle;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.RedeliverySchedulerVerticle;
@@ -90,7 +91,8 @@ public final class HeraldNode {
         .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores), 1))
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
-        .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, topics, ledger), 1))
+        .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, ledger), 1))
+        .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger), 1))
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, topics, ledger, host, port,
                 config, node + "/" + instances.incrementAndGet(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))

@@ -1,16 +1,11 @@
 package io.herald.quota;
 
-import io.herald.Addresses;
 import io.herald.consumer.ConsumerDirectory;
-import io.herald.publish.PublishService;
-import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
-import io.herald.topic.TopicDirectory;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.ResponseType;
@@ -22,48 +17,32 @@ import java.util.Set;
 import java.util.function.Supplier;
 
 /**
- * Keeps the spool ledger up to date and publishes alerts. Every {@code quotas.syncMs} it sends the
- * ledger the figures of the consumers whose spool this node's scripts changed; now and then those
- * of every consumer, in case a node died before sending its own. Alerts ({@link Addresses#ALERTS})
- * are published on their {@code $sys/alerts/...} topic.
+ * Keeps the spool ledger up to date. Every {@code quotas.syncMs} it sends the ledger the figures of
+ * the consumers whose spool this node's scripts changed; now and then those of every consumer, in
+ * case a node died before sending its own.
  */
 public final class SpoolAccountVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(SpoolAccountVerticle.class.getName());
   /** Every consumer's figures are sent this often (by every node: harmless, a figure is a figure). */
   private static final long FULL_SYNC_MS = 60_000;
-  /** Alerts carry no idempotency key: the window their publisher is given is never used. */
-  private static final long ALERT_DEDUP_MS = 1000;
   /** Consumers whose figures go in one settle call. */
   private static final int SYNC_BATCH = 200;
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
   private final SpoolLedger ledger;
-  private final TopicDirectory topics;
   private RedisStore store;
-  private PublishService publisher;
   private boolean syncing;
 
-  public SpoolAccountVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
-      SpoolLedger ledger) {
+  public SpoolAccountVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, SpoolLedger ledger) {
     this.stores = stores;
     this.directory = directory;
-    this.topics = topics;
     this.ledger = ledger;
   }
 
   @Override
   public Future<?> start() {
     store = stores.get();
-    // alerts are small: the gateway's event size limit never refuses them
-    publisher = new PublishService(context, store, directory, topics, ledger, new HoldSettler(vertx, store, ledger),
-        Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS);
-    vertx.eventBus().<JsonObject>localConsumer(Addresses.ALERTS, message -> {
-      JsonObject alert = message.body();
-      publisher.publishSystem(alert.getString("topic"), alert.getJsonObject("payload"))
-          .onFailure(failure -> LOG.log(System.Logger.Level.WARNING, "Could not publish an alert on "
-              + alert.getString("topic") + ": " + failure.getMessage()));
-    });
     vertx.setPeriodic(ledger.quotas().syncMs(), t -> syncTouched());
     // at once (a ledger that is new, or behind after a node died), then now and then
     syncAll();
