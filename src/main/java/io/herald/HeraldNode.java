@@ -1,6 +1,8 @@
 package io.herald;
 
 import io.herald.ack.AckTrackerVerticle;
+import io.herald.ack.Acks;
+import io.herald.ack.Settlements;
 import io.herald.auth.ApiKeys;
 import io.herald.auth.Authenticator;
 import io.herald.auth.BearerTokens;
@@ -9,13 +11,20 @@ import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerStore;
 import io.herald.delivery.NotificationVerticle;
+import io.herald.delivery.PollService;
+import io.herald.http.ApiServices;
 import io.herald.http.HttpApiVerticle;
 import io.herald.publish.AlertPublisherVerticle;
+import io.herald.publish.PublishService;
+import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolAccountVerticle;
 import io.herald.quota.SpoolLedger;
+import io.herald.redelivery.DueTimes;
 import io.herald.redelivery.RedeliverySchedulerVerticle;
 import io.herald.store.RedisStore;
+import io.herald.throttle.RateLimiter;
 import io.herald.topic.TopicDirectory;
+import io.herald.ws.WebSocketGateway;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -93,14 +102,31 @@ public final class HeraldNode {
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
         .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, ledger), 1))
         .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger), 1))
-        .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(stores, directory, topics, ledger, host, port,
-                config, node + "/" + instances.incrementAndGet(), authenticator),
+        .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(
+                apiServices(vertx, config, stores.get(), directory, topics, ledger, node + "/" + instances.incrementAndGet()),
+                directory, topics, ledger, host, port, config.http(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);
           return new HeraldNode(vertx, nodeStore, host, port, deployments);
         })
         .recover(failure -> nodeStore.close().transform(ignored -> Future.failedFuture(failure)));
+  }
+
+  /** The services of one HTTP verticle instance, on its own pipelined connection {@code store}. */
+  private static ApiServices apiServices(Vertx vertx, HeraldConfig config, RedisStore store, ConsumerDirectory directory,
+      TopicDirectory topics, SpoolLedger ledger, String waiterPrefix) {
+    HeraldConfig.Http http = config.http();
+    DueTimes dueTimes = new DueTimes(vertx, store);
+    HoldSettler settler = new HoldSettler(vertx, store, ledger);
+    PublishService publisher = new PublishService(vertx, store, directory, topics, ledger, settler, http.maxEventBytes(),
+        dueTimes, config.publishing().idempotencyWindowMs());
+    PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, waiterPrefix);
+    Acks acks = new Acks(vertx, config.redis().timeoutMs());
+    Settlements settlements = new Settlements(store, dueTimes);
+    WebSocketGateway sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, settlements, publisher,
+        http.pingIntervalMs(), http.pongTimeoutMs());
+    return new ApiServices(store, publisher, poller, acks, settlements, settler, sockets, waiterPrefix);
   }
 
   private static Future<Void> deploy(Vertx vertx, List<String> deployments,

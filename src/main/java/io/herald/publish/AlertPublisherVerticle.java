@@ -42,7 +42,7 @@ public final class AlertPublisherVerticle extends VerticleBase {
   public Future<?> start() {
     store = stores.get();
     // alerts are small: the gateway's event size limit never refuses them
-    PublishService publisher = new PublishService(context, store, directory, topics, ledger,
+    PublishService publisher = new PublishService(vertx, store, directory, topics, ledger,
         new HoldSettler(vertx, store, ledger), Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS);
     alerts = vertx.eventBus().localConsumer(Addresses.ALERTS, message -> {
       JsonObject alert = message.body();

@@ -14,8 +14,8 @@ import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.herald.topic.TopicDirectory;
 import io.herald.topic.TopicSettings;
-import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
@@ -47,7 +47,7 @@ public final class PublishService {
   /** Most events written in one round of calls; a larger gathering is split. */
   static final int MAX_EVENTS_PER_ROUND = 1000;
 
-  private final Context context;
+  private final Vertx vertx;
   private final RedisStore store;
   private final ConsumerDirectory consumers;
   private final TopicDirectory topics;
@@ -65,9 +65,9 @@ public final class PublishService {
    * @param settler             gives the ledger holds of publish rounds back
    * @param idempotencyWindowMs how long a topic remembers an idempotencyKey
    */
-  public PublishService(Context context, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
+  public PublishService(Vertx vertx, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
       SpoolLedger ledger, HoldSettler settler, long maxEventBytes, DueTimes dueTimes, long idempotencyWindowMs) {
-    this.context = context;
+    this.vertx = vertx;
     this.store = store;
     this.consumers = consumers;
     this.topics = topics;
@@ -132,7 +132,8 @@ public final class PublishService {
     }
     if (gathering.isEmpty()) {
       // requests already queued on this event loop join this round before it is written
-      context.runOnContext(v -> write(takeGathering()));
+      // on this event loop (its publishes always come on it): the current context's next turn
+      vertx.runOnContext(v -> write(takeGathering()));
     }
     gathering.add(publish);
     gatheredEvents += accepted;
