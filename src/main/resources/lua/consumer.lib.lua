@@ -56,7 +56,7 @@ local held_history_ms = 2592000000
 local function settings()
   local v = redis.call('HMGET', K.meta, 'salt', 'ackMode', 'ackTimeoutMs', 'maxUnacked',
     'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'maxDeliveries', 'deadLetter',
-    'errorQueue', 'maxTtlMs', 'enabled')
+    'errorQueue', 'maxTtlMs', 'enabled', 'rejectPublishWhenRefused')
   if not v[1] then return nil end
   held_history_ms = tonumber(v[5]) + 600000
   return {
@@ -65,7 +65,7 @@ local function settings()
     maxDelayMs = tonumber(v[8]), maxDeliveries = tonumber(v[9] or '0'),
     -- consumers stored before these settings existed have the protocol's defaults
     deadLetter = v[10] ~= 'false', errorQueue = v[11] ~= 'false', maxTtlMs = tonumber(v[12] or '0'),
-    enabled = v[13] ~= 'false',
+    enabled = v[13] ~= 'false', refusesForAll = v[14] ~= 'false',
   }
 end
 
@@ -323,6 +323,22 @@ local function spool_more(bytes, events)
   spool_change.bytes = spool_change.bytes + bytes
   spool_change.events = spool_change.events + events
   spool_change.figures = true
+end
+
+-- The consumer's own quotaBytes/quotaEvents against its exact spool figures, for a script that adds
+-- events to its spool: fits(bytes) tells whether one more of that size fits, take(bytes) counts it.
+local function own_quota()
+  local v = redis.call('HMGET', K.meta, 'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents')
+  local maxBytes, maxEvents = tonumber(v[1]), tonumber(v[2])
+  local bytesHeld, eventsHeld = tonumber(v[3] or '0'), tonumber(v[4] or '0')
+  return {
+    fits = function(bytes)
+      return not ((maxBytes and bytesHeld + bytes > maxBytes) or (maxEvents and eventsHeld + 1 > maxEvents))
+    end,
+    take = function(bytes)
+      bytesHeld, eventsHeld = bytesHeld + bytes, eventsHeld + 1
+    end,
+  }
 end
 
 -- Adds to the consumer's counters (name -> amount), skipping zeros, and writes the spool's changes.

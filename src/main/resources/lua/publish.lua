@@ -20,17 +20,13 @@
 -- or skipped and counted as discarded.
 local cfg = settings()
 if not cfg then return -1 end
-local quota = redis.call('HMGET', K.meta, 'quotaBytes', 'quotaEvents', 'rejectPublishWhenRefused',
-  'spooledBytes', 'spooledEvents')
-local refusesForAll = quota[3] ~= 'false'
 local events = (#ARGV - 2) / 5
 if not cfg.enabled then
-  if refusesForAll then return -2 end
+  if cfg.refusesForAll then return -2 end
   count({discarded = events})
   return -3
 end
-local quotaBytes, quotaEvents = tonumber(quota[1]), tonumber(quota[2])
-local heldBytes, heldEvents = tonumber(quota[4] or '0'), tonumber(quota[5] or '0')
+local quota = own_quota()
 local idempotent = KEYS[EXTRA_KEY]
 local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
 local spooled, earliest, discarded = 0, -1, 0
@@ -43,11 +39,10 @@ for i = 3, #ARGV, 5 do
   local keyed = string.find(flags, 'K', 1, true)
   -- an event published with a key that this consumer had already: not taken again, not refused
   local fresh = not (keyed and redis.call('ZSCORE', idempotent, id))
-  if fresh and not string.find(flags, 'F', 1, true)
-      and ((quotaBytes and heldBytes + #blob > quotaBytes) or (quotaEvents and heldEvents + 1 > quotaEvents)) then
+  if fresh and not string.find(flags, 'F', 1, true) and not quota.fits(#blob) then
     fresh = false
     table.insert(refused, id)
-    if not refusesForAll then discarded = discarded + 1 end
+    if not cfg.refusesForAll then discarded = discarded + 1 end
   elseif fresh and keyed then
     keyedAt = keyedAt or now_ms()
     redis.call('ZADD', idempotent, keyedAt, id)
@@ -56,7 +51,7 @@ for i = 3, #ARGV, 5 do
   if fresh and redis.call('HSETNX', K.events, id, blob) == 1 then
     redis.call('ZADD', K.backlog, seq, id)
     spooled = spooled + 1
-    heldBytes, heldEvents = heldBytes + #blob, heldEvents + 1
+    quota.take(#blob)
     spool_more(#blob, 1)
     if topic ~= '' then
       redis.call('HSET', K.charged, id, topic)
@@ -83,7 +78,7 @@ end
 realize(ARGV[1])
 count({published = spooled, discarded = discarded})
 if spooled > 0 then wake_waiter(cfg) end
-local result = {spooled, earliest, refusesForAll and 1 or 0, #refused}
+local result = {spooled, earliest, cfg.refusesForAll and 1 or 0, #refused}
 for _, id in ipairs(refused) do table.insert(result, id) end
 for _, figure in ipairs(spool_figures()) do table.insert(result, figure) end
 return result

@@ -14,9 +14,7 @@ if not cfg then return -1 end
 local queue = ARGV[1] == 'dead' and K.dead or K.errors
 local moved, full = 0, 0
 local now = now_ms()
-local quota = redis.call('HMGET', K.meta, 'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents')
-local quotaBytes, quotaEvents = tonumber(quota[1]), tonumber(quota[2])
-local heldBytes, heldEvents = tonumber(quota[3] or '0'), tonumber(quota[4] or '0')
+local quota = own_quota()
 
 local function redrive(id)
   local failure = redis.call('HGET', K.failures, id)
@@ -29,11 +27,11 @@ local function redrive(id)
   -- an event failed without a known arrival sequence comes back as a new arrival
   local seq = cjson.decode(failure).seq or redis.call('HINCRBY', K.meta, 'seq', 1)
   local bytes = redis.call('HSTRLEN', K.events, id)
-  if (quotaBytes and heldBytes + bytes > quotaBytes) or (quotaEvents and heldEvents + 1 > quotaEvents) then
+  if not quota.fits(bytes) then
     full = 1
     return 'QUOTA_EXCEEDED'
   end
-  heldBytes, heldEvents = heldBytes + bytes, heldEvents + 1
+  quota.take(bytes)
   redis.call('ZREM', queue, id)
   redis.call('HDEL', K.failures, id)
   -- back with what is left of its retention (a TTL does not follow it into the queues)

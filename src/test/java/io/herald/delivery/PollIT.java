@@ -7,8 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.GatewayTest;
-import io.herald.testing.RedisCli;
 import io.herald.testing.Http.Reply;
+import io.herald.testing.LoggedErrors;
+import io.herald.testing.RedisCli;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
@@ -17,11 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -48,30 +44,15 @@ class PollIT extends GatewayTest {
     // a key of the wrong type: the poll script fails at its write there, after its first writes
     String first = "herald:{c:" + consumer + "}:first";
     RedisCli.send(redis.url(), Request.cmd(Command.SET).arg(first).arg("not a sorted set"));
-    List<LogRecord> errors = new CopyOnWriteArrayList<>();
-    Handler watch = new Handler() {
-      @Override
-      public void publish(LogRecord record) {
-        if (record.getLevel().intValue() >= Level.SEVERE.intValue()) {
-          errors.add(record);
-        }
-      }
-
-      @Override
-      public void flush() {}
-
-      @Override
-      public void close() {}
-    };
-    Logger.getLogger("").addHandler(watch);
+    LoggedErrors errors = LoggedErrors.watch();
     try {
       Reply failed = http().poll(consumer, max(10));
       assertEquals(503, failed.status(), failed.body());
       assertEquals("OUTCOME_UNKNOWN", failed.errorCode());
-      assertTrue(errors.stream().anyMatch(r -> r.getMessage().contains("failed inside Redis")), errors.toString());
+      assertTrue(errors.messages().stream().anyMatch(m -> m.contains("failed inside Redis")), errors.messages().toString());
       assertEquals(1, http().poll(healthy, max(1)).events().size());
     } finally {
-      Logger.getLogger("").removeHandler(watch);
+      errors.close();
       RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg(first));
     }
     // the half-made delivery was never the client's: it comes back at its deadline

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.Http;
+import io.herald.testing.LoggedErrors;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;
 import io.herald.testing.TestSocket;
@@ -19,10 +20,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -53,21 +50,7 @@ class RandomRequestsPropertiesIT {
   private static TestRedis redis;
   private static TestNode node;
   private static Http http;
-  private static final List<LogRecord> errorsLogged = new CopyOnWriteArrayList<>();
-  private static final Handler LOG_WATCH = new Handler() {
-    @Override
-    public void publish(LogRecord record) {
-      if (record.getLevel().intValue() >= Level.SEVERE.intValue()) {
-        errorsLogged.add(record);
-      }
-    }
-
-    @Override
-    public void flush() {}
-
-    @Override
-    public void close() {}
-  };
+  private static LoggedErrors errorsLogged;
   /** Events confirmed for the fuzz consumer (its share of `matched`), duplicates aside. */
   private static final AtomicLong confirmed = new AtomicLong();
   /** Events acked by answers that said ACKED. */
@@ -80,7 +63,7 @@ class RandomRequestsPropertiesIT {
 
   @BeforeContainer
   static void start() {
-    Logger.getLogger("").addHandler(LOG_WATCH);
+    errorsLogged = LoggedErrors.watch();
     redis = TestRedis.start();
     node = TestNode.start(redis);
     http = node.http();
@@ -98,11 +81,11 @@ class RandomRequestsPropertiesIT {
       assertEquals(confirmed.get(), totals.getLong("published"), "events stored = events confirmed");
       assertEquals(acked.get(), totals.getLong("acked"), "events acked = ACKED answers");
       assertEquals(List.of(), node.uncaught(), "exceptions that escaped a handler");
-      assertEquals(List.of(), errorsLogged.stream().map(r -> r.getLevel() + " " + r.getMessage()).toList());
+      assertEquals(List.of(), errorsLogged.messages());
     } finally {
       consumerSocket.close();
       publishSocket.close();
-      Logger.getLogger("").removeHandler(LOG_WATCH);
+      errorsLogged.close();
       node.close();
       redis.close();
     }
