@@ -35,6 +35,34 @@ local K = {
   ttl = KEYS[16], charged = KEYS[17], topicBytes = KEYS[18], realized = KEYS[19],
 }
 local EXTRA_KEY = 20
+-- Variadic commands: one redis.call for many members costs far less than one per member (each
+-- call converts its arguments, and with AOF every write call is logged on its own). Lua's C stack
+-- caps how many arguments one call may take, so long lists go in pieces of CALL_ARGS.
+local CALL_ARGS = 4000
+
+-- Runs `command key args...` over args in pieces (groups of `stride` kept together); returns the
+-- sum of the integer replies (members added or removed).
+local function call_each(command, key, args, stride)
+  local total, n = 0, #args
+  local piece = CALL_ARGS - CALL_ARGS % stride
+  for from = 1, n, piece do
+    local reply = redis.call(command, key, unpack(args, from, math.min(from + piece - 1, n)))
+    if type(reply) == 'number' then total = total + reply end
+  end
+  return total
+end
+
+-- The values of hash fields, in the order asked (false for a missing one).
+local function hmget(key, fields)
+  local values, n = {}, #fields
+  for from = 1, n, CALL_ARGS do
+    for _, v in ipairs(redis.call('HMGET', key, unpack(fields, from, math.min(from + CALL_ARGS - 1, n)))) do
+      table.insert(values, v)
+    end
+  end
+  return values
+end
+
 -- The consumer's name, as its keys spell it.
 local CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
 -- A node's wake-up channel is this prefix and its id (Keys.wakeChannel on the Java side).
@@ -79,18 +107,22 @@ local function retention_ends(cfg, id)
 end
 
 -- When an event's time with the consumer ends, and why: its TTL (K.ttl) or its retention.
+-- Whether any event of the consumer has a TTL (asked once per call: most consumers have none).
 local ttl_in_use
-local function ends_at(cfg, id)
+local function uses_ttl()
   if ttl_in_use == nil then ttl_in_use = redis.call('EXISTS', K.ttl) == 1 end
-  local ttl = ttl_in_use and redis.call('ZSCORE', K.ttl, id)
+  return ttl_in_use
+end
+
+local function ends_at(cfg, id)
+  local ttl = uses_ttl() and redis.call('ZSCORE', K.ttl, id)
   if ttl then return tonumber(ttl), 'TTL_EXPIRED' end
   return retention_ends(cfg, id), 'RETENTION'
 end
 
 -- Removes an event's time to live (it left the consumer).
 local function drop_ttl(id)
-  if ttl_in_use == nil then ttl_in_use = redis.call('EXISTS', K.ttl) == 1 end
-  if ttl_in_use then redis.call('ZREM', K.ttl, id) end
+  if uses_ttl() then redis.call('ZREM', K.ttl, id) end
 end
 
 -- Redelivery backoff after the n-th delivery missed its deadline.
@@ -201,6 +233,39 @@ local function note_ack(id, now, handout)
   redis.call('PEXPIRE', list, HISTORY_AFTER_MS)
 end
 
+-- note_ack for many acked events ({eventId, waiting hand-out entry} pairs): when every one of them
+-- has its hand-out entry and none has a list (one EXISTS for all), all go into the bucket in one
+-- HSET; otherwise each is noted on its own.
+local function note_acks(now, acked)
+  local lists = {}
+  for i, a in ipairs(acked) do
+    if not a[2] then
+      lists = nil
+      break
+    end
+    lists[i] = history_key(a[1])
+  end
+  local listless = lists ~= nil and #lists > 0
+  for from = 1, listless and #lists or 0, CALL_ARGS do
+    if redis.call('EXISTS', unpack(lists, from, math.min(from + CALL_ARGS - 1, #lists))) > 0 then
+      listless = false
+      break
+    end
+  end
+  if not listless then
+    for _, a in ipairs(acked) do note_ack(a[1], now, a[2]) end
+    return
+  end
+  local bucket = math.floor(now / HISTORY_AFTER_MS)
+  local fields, ackEntry = {}, '\n' .. 'A ' .. now
+  for _, a in ipairs(acked) do
+    table.insert(fields, a[1])
+    table.insert(fields, a[2] .. ackEntry)
+  end
+  call_each('HSET', acked_history_key(bucket), fields, 2)
+  touched_buckets[bucket] = true
+end
+
 -- Delivery count, arrival sequence, the latest delivery's mark and (while it waits out a nack
 -- delay) first hand-out time, as strings, of a handed-out event; nil if it is not. `entry`: its
 -- deliveries entry ("n:seq:mark" or "n:seq:mark:firstHandOut", a mark being 16 hex digits), if read
@@ -265,6 +330,27 @@ end
 
 local function remember_ack(cfg, seq)
   remember(cfg, seq, 'acked')
+end
+
+-- remember_ack for many arrival sequences (numbers): one BITFIELD per segment they fall in.
+local function remember_acks(cfg, seqs)
+  local bits = {}
+  for _, seq in ipairs(seqs) do
+    local key = memory_segment(cfg, seq, 'acked')
+    local args = bits[key]
+    if not args then
+      args = {}
+      bits[key] = args
+    end
+    table.insert(args, 'SET')
+    table.insert(args, 'u1')
+    table.insert(args, seq % ACKED_SEGMENT_BITS)
+    table.insert(args, 1)
+  end
+  for key, args in pairs(bits) do
+    call_each('BITFIELD', key, args, 4)
+    touched_segments[key] = true
+  end
 end
 
 local function touch_acked()
@@ -552,29 +638,58 @@ local function throttle(now, counted, id)
   return nil
 end
 
--- Applies ack (ackId -> status) to ARGV[from..to] and to the ackIds of each batch key from
--- KEYS[EXTRA_KEY] on, taking a batch only while fewer than `budget` ackIds were done: a call settles
--- at most budget + one batch. Returns {statuses in order, then per batch key {ackId, status, ...}
--- ({} for an unknown one), or 0 for a batch left for another call}.
-local function ack_each(ack, from, to, budget)
-  local statuses = {}
+-- Applies settle (a list of ackIds -> their statuses in order) to ARGV[from..to] and to the ackIds
+-- of each batch key from KEYS[EXTRA_KEY] on, taking a batch only while fewer than `budget` ackIds
+-- were taken: a call settles at most budget + one batch, all in one settle. Returns {statuses in
+-- order, then per batch key {ackId, status, ...} ({} for an unknown one), or 0 for a batch left
+-- for another call}.
+local function ack_each(settle, from, to, budget)
+  local ackIds = {}
   for i = from, to do
-    table.insert(statuses, ack(ARGV[i]))
+    table.insert(ackIds, ARGV[i])
   end
-  local done = #statuses
-  local result = {statuses}
+  local direct = #ackIds
+  local batches = {}
   for k = EXTRA_KEY, #KEYS do
-    if done >= budget then
+    if #ackIds >= budget then
+      batches[k] = false
+    else
+      local first = #ackIds + 1
+      for ackId in string.gmatch(redis.call('GET', KEYS[k]) or '', '%S+') do
+        table.insert(ackIds, ackId)
+      end
+      batches[k] = {first, #ackIds}
+    end
+  end
+  local statuses = settle(ackIds)
+  local own = {}
+  for i = 1, direct do
+    own[i] = statuses[i]
+  end
+  local result = {own}
+  for k = EXTRA_KEY, #KEYS do
+    local range = batches[k]
+    if not range then
       table.insert(result, 0)
     else
       local rows = {}
-      for ackId in string.gmatch(redis.call('GET', KEYS[k]) or '', '%S+') do
-        table.insert(rows, ackId)
-        table.insert(rows, ack(ackId))
+      for i = range[1], range[2] do
+        table.insert(rows, ackIds[i])
+        table.insert(rows, statuses[i])
       end
-      done = done + #rows / 2
       table.insert(result, rows)
     end
   end
   return result
+end
+
+-- A settle for ack_each from a function settling one ackId.
+local function one_by_one(settle_one)
+  return function(ackIds)
+    local statuses = {}
+    for i, ackId in ipairs(ackIds) do
+      statuses[i] = settle_one(ackId)
+    end
+    return statuses
+  end
 end

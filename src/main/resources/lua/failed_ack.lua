@@ -23,6 +23,6 @@ local function ack(ackId)
 end
 
 -- at most one batch per call (the node sends them one by one): no budget needed
-local result = ack_each(ack, 3, tonumber(ARGV[2]) + 2, math.huge)
+local result = ack_each(one_by_one(ack), 3, tonumber(ARGV[2]) + 2, math.huge)
 touch_acked()
 return result

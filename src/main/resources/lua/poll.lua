@@ -42,10 +42,12 @@ local handed, redelivered = 0, 0
 
 make_due_stale(cfg, now, 1000)
 
+-- What the hand-outs of this call write, gathered for one variadic command each (see call_each).
+local handedOut = {deliveries = {}, pending = {}, first = {}}
+
 -- seq and n are strings; from: K.stale or K.scheduled for a redelivery leaving that set, nil for
--- a new event; firstAt: a requeued event's first hand-out
-local function hand_out(id, seq, n, from, firstAt)
-  local blob = redis.call('HGET', K.events, id)
+-- a new event; firstAt: a requeued event's first hand-out; blob: the event's, false if it is gone
+local function hand_out(id, seq, n, from, firstAt, blob)
   if not blob then
     -- an entry that outlived its event (left by an older version): it goes
     if from then
@@ -76,7 +78,7 @@ local function hand_out(id, seq, n, from, firstAt)
       unacked_changed()
     end
     redis.call('HDEL', K.events, id)
-    if from or ttl_in_use then redis.call('ZREM', K.expiry, id) end
+    if from or uses_ttl() then redis.call('ZREM', K.expiry, id) end
     drop_ttl(id)
     spool_less(id, #blob)
     remember_ack(cfg, tonumber(seq))
@@ -87,15 +89,20 @@ local function hand_out(id, seq, n, from, firstAt)
     table.insert(out, '')
     return
   end
-  -- a redelivery's earlier hand-out entry goes to the event's list first
+  -- a redelivery's earlier hand-out entry goes to the event's list first (its HSET comes before
+  -- the gathered one below)
   if from then flush_handout(id) end
-  redis.call('HSET', K.deliveries, id, n .. ':' .. seq .. ':' .. mark .. '|D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
-  redis.call('ZADD', K.pending, deadlineArg, id)
+  local w = handedOut
+  table.insert(w.deliveries, id)
+  table.insert(w.deliveries, n .. ':' .. seq .. ':' .. mark .. '|D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
+  table.insert(w.pending, deadlineArg)
+  table.insert(w.pending, id)
   if from then
     redis.call('ZREM', from, id)
   end
   if from ~= K.stale then
-    redis.call('ZADD', K.first, firstAt or nowArg, id)
+    table.insert(w.first, firstAt or nowArg)
+    table.insert(w.first, id)
   end
   -- retention ending before the deadline: the expiry index catches it (rare with 7-day retention)
   if ends < deadline then
@@ -111,9 +118,16 @@ local function hand_out(id, seq, n, from, firstAt)
   table.insert(out, deadline)
 end
 
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, max)) do
+-- The events' blobs, by one HMGET for all of them.
+local function blobs_of(ids)
+  return hmget(K.events, ids)
+end
+
+local stale = redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, max)
+for i, blob in ipairs(blobs_of(stale)) do
+  local id = stale[i]
   local n, seq = delivery_state(id)
-  hand_out(id, seq, tostring(tonumber(n) + 1), K.stale)
+  hand_out(id, seq, tostring(tonumber(n) + 1), K.stale, nil, blob)
 end
 
 local want = max - handed
@@ -127,16 +141,22 @@ if want > 0 then
   if take > 0 then
     -- requeued events were handed out before: they go ahead of new ones
     local before = handed
-    for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, take)) do
+    local scheduled = redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, take)
+    for i, blob in ipairs(blobs_of(scheduled)) do
+      local id = scheduled[i]
       local n, seq, _, firstAt = delivery_state(id)
-      hand_out(id, seq, tostring(tonumber(n) + 1), K.scheduled, firstAt ~= '' and firstAt or nil)
+      hand_out(id, seq, tostring(tonumber(n) + 1), K.scheduled, firstAt ~= '' and firstAt or nil, blob)
     end
     take = take - (handed - before)
   end
   if take > 0 then
     local popped = redis.call('ZPOPMIN', K.backlog, take)
+    local ids = {}
     for i = 1, #popped, 2 do
-      hand_out(popped[i], popped[i + 1], '1')
+      table.insert(ids, popped[i])
+    end
+    for i, blob in ipairs(blobs_of(ids)) do
+      hand_out(ids[i], popped[2 * i], '1', nil, nil, blob)
     end
   end
   if capped and redis.call('EXISTS', K.backlog) == 1 then
@@ -144,6 +164,9 @@ if want > 0 then
   end
 end
 
+call_each('HSET', K.deliveries, handedOut.deliveries, 2)
+call_each('ZADD', K.pending, handedOut.pending, 2)
+call_each('ZADD', K.first, handedOut.first, 2)
 if handed > redelivered then unacked_changed() end
 realize(ARGV[7])
 local counts = {delivered = handed, redelivered = redelivered}

@@ -32,41 +32,66 @@ local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
 local spooled, earliest, discarded = 0, -1, 0
 local refused = {}
 local keyedAt
+-- what the spooled events write, gathered for one variadic command each (see call_each)
+local blobs, backlog, keyed, charged, topicBytes, ttls = {}, {}, {}, {}, {}, {}
+local ids = {}
+for i = 3, #ARGV, 5 do
+  table.insert(ids, ARGV[i])
+end
+-- a repeated eventId (a round spooled again after its outcome was unknown) is spooled once
+local held = {}
+for i, blob in ipairs(hmget(K.events, ids)) do
+  if blob then held[ids[i]] = true end
+end
 for i = 3, #ARGV, 5 do
   local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
   seq = seq + 1
   local flags = ARGV[i + 4]
-  local keyed = string.find(flags, 'K', 1, true)
+  local isKeyed = string.find(flags, 'K', 1, true)
   -- an event published with a key that this consumer had already: not taken again, not refused
-  local fresh = not (keyed and redis.call('ZSCORE', idempotent, id))
+  local fresh = not held[id] and not (isKeyed and redis.call('ZSCORE', idempotent, id))
   if fresh and not string.find(flags, 'F', 1, true) and not quota.fits(#blob) then
     fresh = false
     table.insert(refused, id)
     if not cfg.refusesForAll then discarded = discarded + 1 end
-  elseif fresh and keyed then
+  elseif fresh and isKeyed then
     keyedAt = keyedAt or now_ms()
-    redis.call('ZADD', idempotent, keyedAt, id)
+    table.insert(keyed, keyedAt)
+    table.insert(keyed, id)
   end
-  -- HSETNX: a repeated eventId is spooled once
-  if fresh and redis.call('HSETNX', K.events, id, blob) == 1 then
-    redis.call('ZADD', K.backlog, seq, id)
+  if fresh then
+    held[id] = true
+    table.insert(blobs, id)
+    table.insert(blobs, blob)
+    table.insert(backlog, seq)
+    table.insert(backlog, id)
     spooled = spooled + 1
     quota.take(#blob)
     spool_more(#blob, 1)
     if topic ~= '' then
-      redis.call('HSET', K.charged, id, topic)
-      redis.call('HINCRBY', K.topicBytes, topic, #blob)
+      table.insert(charged, id)
+      table.insert(charged, topic)
+      topicBytes[topic] = (topicBytes[topic] or 0) + #blob
     end
     -- the smaller of the event's ttlMs and the consumer's maxTtlMs, when it ends before retention
     if cfg.maxTtlMs > 0 and (not ttl or cfg.maxTtlMs < ttl) then ttl = cfg.maxTtlMs end
     if ttl and ttl < cfg.retentionMs then
       local ends = published_at(id) + ttl
-      redis.call('ZADD', K.ttl, ends, id)
-      redis.call('ZADD', K.expiry, ends, id)
+      table.insert(ttls, ends)
+      table.insert(ttls, id)
       if earliest < 0 or ends < earliest then earliest = ends end
     end
   end
 end
+call_each('HSET', K.events, blobs, 2)
+call_each('ZADD', K.backlog, backlog, 2)
+call_each('ZADD', idempotent, keyed, 2)
+call_each('HSET', K.charged, charged, 2)
+for topic, bytes in pairs(topicBytes) do
+  redis.call('HINCRBY', K.topicBytes, topic, bytes)
+end
+call_each('ZADD', K.ttl, ttls, 2)
+call_each('ZADD', K.expiry, ttls, 2)
 if keyedAt then
   redis.call('ZREMRANGEBYSCORE', idempotent, '-inf', keyedAt - tonumber(ARGV[2]))
   redis.call('PEXPIRE', idempotent, ARGV[2])

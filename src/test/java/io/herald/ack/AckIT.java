@@ -160,6 +160,27 @@ class AckIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("an event acked several times in one request (its ackId twice, and its batch) is ACKED once, ALREADY_ACKED after")
+  void repeatsInOneRequestAckOnce() {
+    String topic = unique("repeats");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2));
+    Reply batch = http().poll(consumer, max(10));
+    String first = batch.ackIds().get(0);
+
+    Reply reply = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject()
+        .put("ackIds", new JsonArray().add(first).add(first))
+        .put("batchAckIds", new JsonArray().add(batch.json().getString("batchAckId"))));
+    Map<String, String> results = statuses(reply);
+    assertEquals("ACKED,ALREADY_ACKED,ALREADY_ACKED", results.get(first));
+    assertEquals("ACKED", results.get(batch.ackIds().get(1)));
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("unacked"));
+    assertEquals(2, metadata.getJsonObject("totals").getLong("acked"));
+    assertEquals(0, metadata.getLong("spooledBytes"));
+  }
+
+  @Test
   @DisplayName("another consumer's ackIds and batchAckIds are UNKNOWN and ack nothing")
   void otherConsumersAckIdsAreUnknown() {
     String topic = unique("shared");
