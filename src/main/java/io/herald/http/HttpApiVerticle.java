@@ -19,6 +19,7 @@ import io.herald.publish.PublishRoutes;
 import io.herald.quota.SpoolLedger;
 import io.herald.store.RedisStore;
 import io.herald.topic.TopicDirectory;
+import io.herald.vertx.VertxInternals;
 import io.herald.ws.OriginCheck;
 import io.herald.ws.WebSocketGateway;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
@@ -118,7 +119,8 @@ public final class HttpApiVerticle extends VerticleBase {
         .setIdleTimeout((int) http.idleTimeoutMs()).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
         // HTTP/2 (h2c) requests get the same header limit as HTTP/1.1 ones (refused by the HTTP/2 layer)
         .setInitialSettings(new Http2Settings().setMaxHeaderListSize(HttpServerOptions.DEFAULT_MAX_HEADER_SIZE)));
-    return server.invalidRequestHandler(HttpApiVerticle::invalidRequest).requestHandler(router).listen();
+    return server.connectionHandler(VertxInternals::consolidateFlushes)
+        .invalidRequestHandler(HttpApiVerticle::invalidRequest).requestHandler(router).listen();
   }
 
   @Override

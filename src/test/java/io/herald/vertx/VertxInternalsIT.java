@@ -81,6 +81,28 @@ class VertxInternalsIT {
     }
   }
 
+  @Test
+  @DisplayName("a connection's flushes are consolidated, and frames written in one task still all arrive")
+  void consolidateFlushes() {
+    Promise<Boolean> consolidated = Promise.promise();
+    HttpServer server = VERTX.createHttpServer().connectionHandler(connection ->
+        consolidated.complete(VertxInternals.consolidateFlushes(connection))).requestHandler(request ->
+        request.toWebSocket().onSuccess(socket -> socket.textMessageHandler(text -> {
+          for (int i = 0; i < 3; i++) {
+            socket.writeTextMessage(new JsonObject().put("n", i).encode());
+          }
+        }))).listen(0, "127.0.0.1").await();
+    try (TestSocket client = TestSocket.connect(server.actualPort(), "/")) {
+      assertTrue(consolidated.future().await());
+      client.send(new JsonObject().put("op", "ping"));
+      for (int i = 0; i < 3; i++) {
+        assertEquals(i, client.next().getInteger("n"));
+      }
+    } finally {
+      server.close().await();
+    }
+  }
+
   private static int freePort() {
     try (ServerSocket socket = new ServerSocket(0)) {
       return socket.getLocalPort();
