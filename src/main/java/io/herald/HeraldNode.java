@@ -21,6 +21,7 @@ import io.herald.quota.SpoolAccountVerticle;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
 import io.herald.redelivery.RedeliverySchedulerVerticle;
+import io.herald.store.RedisClock;
 import io.herald.store.RedisStore;
 import io.herald.throttle.RateLimiter;
 import io.herald.topic.TopicDirectory;
@@ -62,8 +63,9 @@ public final class HeraldNode {
   }
 
   /**
-   * Starts a node. No node reads its own clock for anything stored or compared: every time in the
-   * protocol comes from Redis (TIME inside the scripts), so nodes with skewed clocks agree.
+   * Starts a node. No node's wall clock matters: every time in the protocol comes from Redis (TIME
+   * inside the scripts, or the node's reading of it for eventIds: {@link RedisClock}), so nodes with
+   * skewed clocks agree.
    *
    * @param redisUrl the Redis to use (the configured one, or the embedded one's)
    */
@@ -91,6 +93,7 @@ public final class HeraldNode {
     // names this node's wake-up channel; each HTTP verticle instance adds its number for its polls
     String node = HexFormat.of().formatHex(SECURE_RANDOM.generateSeed(6));
     AtomicInteger instances = new AtomicInteger();
+    RedisClock clock = new RedisClock();
 
     return Future.all(config.consumers().values().stream().map(consumers::put).toList())
         .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))
@@ -101,9 +104,10 @@ public final class HeraldNode {
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
         .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, ledger), 1))
-        .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger), 1))
+        .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger, clock), 1))
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(
-                apiServices(vertx, config, stores.get(), directory, topics, ledger, node + "/" + instances.incrementAndGet()),
+                apiServices(vertx, config, stores.get(), directory, topics, ledger, clock,
+                    node + "/" + instances.incrementAndGet()),
                 directory, topics, ledger, host, port, config.http(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
@@ -115,12 +119,12 @@ public final class HeraldNode {
 
   /** The services of one HTTP verticle instance, on its own pipelined connection {@code store}. */
   private static ApiServices apiServices(Vertx vertx, HeraldConfig config, RedisStore store, ConsumerDirectory directory,
-      TopicDirectory topics, SpoolLedger ledger, String waiterPrefix) {
+      TopicDirectory topics, SpoolLedger ledger, RedisClock clock, String waiterPrefix) {
     HeraldConfig.Http http = config.http();
     DueTimes dueTimes = new DueTimes(vertx, store);
     HoldSettler settler = new HoldSettler(vertx, store, ledger);
     PublishService publisher = new PublishService(vertx, store, directory, topics, ledger, settler, http.maxEventBytes(),
-        dueTimes, config.publishing().idempotencyWindowMs());
+        dueTimes, config.publishing().idempotencyWindowMs(), clock);
     PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, waiterPrefix);
     Acks acks = new Acks(vertx, config.redis().timeoutMs());
     Settlements settlements = new Settlements(store, dueTimes);

@@ -5,6 +5,7 @@ import io.herald.consumer.ConsumerDirectory;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
+import io.herald.store.RedisClock;
 import io.herald.store.RedisStore;
 import io.herald.topic.TopicDirectory;
 import io.vertx.core.Future;
@@ -27,12 +28,14 @@ public final class AlertPublisherVerticle extends VerticleBase {
   private final ConsumerDirectory directory;
   private final TopicDirectory topics;
   private final SpoolLedger ledger;
+  private final RedisClock clock;
   private RedisStore store;
   private MessageConsumer<JsonObject> alerts;
 
   public AlertPublisherVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
-      SpoolLedger ledger) {
+      SpoolLedger ledger, RedisClock clock) {
     this.stores = stores;
+    this.clock = clock;
     this.directory = directory;
     this.topics = topics;
     this.ledger = ledger;
@@ -43,7 +46,7 @@ public final class AlertPublisherVerticle extends VerticleBase {
     store = stores.get();
     // alerts are small: the gateway's event size limit never refuses them
     PublishService publisher = new PublishService(vertx, store, directory, topics, ledger,
-        new HoldSettler(vertx, store, ledger), Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS);
+        new HoldSettler(vertx, store, ledger), Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS, clock);
     alerts = vertx.eventBus().localConsumer(Addresses.ALERTS, message -> {
       JsonObject alert = message.body();
       publisher.publishSystem(alert.getString("topic"), alert.getJsonObject("payload"))

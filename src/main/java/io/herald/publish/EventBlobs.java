@@ -11,8 +11,9 @@ final class EventBlobs {
   private EventBlobs() {}
 
   /**
-   * 12 hex digits of the publish time in ms, then 16 of the gateway-wide sequence: plain-text order
-   * is publish order, and the scripts read the publish time back from the first 12 digits.
+   * 12 hex digits of the publish time in ms, then 16 of the sequence its maker gave it
+   * ({@link EventIds}): plain-text order is publish order, and the scripts read the publish time
+   * back from the first 12 digits.
    */
   static String eventId(long publishedAt, long sequence) {
     return hex(publishedAt, 12) + "-" + hex(sequence, 16);

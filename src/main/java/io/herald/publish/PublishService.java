@@ -10,6 +10,7 @@ import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
+import io.herald.store.RedisClock;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.herald.topic.TopicDirectory;
@@ -57,6 +58,7 @@ public final class PublishService {
   private final Idempotency idempotency;
   private final long idempotencyWindowMs;
   private final HoldSettler settler;
+  private final EventIds eventIds;
   private List<PendingPublish> gathering = new ArrayList<>();
   private int gatheredEvents;
 
@@ -66,8 +68,10 @@ public final class PublishService {
    * @param idempotencyWindowMs how long a topic remembers an idempotencyKey
    */
   public PublishService(Vertx vertx, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
-      SpoolLedger ledger, HoldSettler settler, long maxEventBytes, DueTimes dueTimes, long idempotencyWindowMs) {
+      SpoolLedger ledger, HoldSettler settler, long maxEventBytes, DueTimes dueTimes, long idempotencyWindowMs,
+      RedisClock clock) {
     this.vertx = vertx;
+    this.eventIds = new EventIds(clock);
     this.store = store;
     this.consumers = consumers;
     this.topics = topics;
@@ -156,10 +160,10 @@ public final class PublishService {
       return;
     }
     int total = round.stream().mapToInt(PendingPublish::accepted).sum();
-    store.eval(Script.EVENT_IDS, List.of(Keys.EVENT_ID_CLOCK), List.of(total))
+    eventIds.reserve(store, total)
         .compose(ids -> {
-          long publishedAt = ids.get(0).toLong();
-          long sequence = ids.get(1).toLong();
+          long publishedAt = ids[0];
+          long sequence = ids[1];
           for (PendingPublish publish : round) {
             sequence = publish.assign(publishedAt, sequence);
           }

@@ -14,8 +14,6 @@ public final class Keys {
   public static final String DUE = "herald:{sched}:due";
   /** HASH consumer name → version, bumped whenever the due time is lowered. */
   public static final String DUE_VERSIONS = "herald:{sched}:versions";
-  /** HASH {ms, seq}: the time and sequence eventIds are made of. */
-  public static final String EVENT_ID_CLOCK = "herald:{ids}:clock";
   /** Pub/sub channel: "consumer blockMs", published when a consumer goes over its rate limit. */
   public static final String THROTTLE_CHANNEL = "herald:throttle";
   /** Pub/sub channel: published when polls held back by maxUnackedTotal may go on. */

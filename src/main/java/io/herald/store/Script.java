@@ -37,7 +37,6 @@ public final class Script {
   public static final Script DUE_LOWER = standalone("due_lower");
   public static final Script DUE_UPDATE = standalone("due_update");
   public static final Script DUE_LIST = standalone("due_list");
-  public static final Script EVENT_IDS = standalone("event_ids");
   public static final Script IDEM_CLAIM = standalone("idem_claim");
   public static final Script IDEM_SETTLE = standalone("idem_settle");
   public static final Script QUOTA_RESERVE = ledger("quota_reserve");

@@ -47,12 +47,21 @@ public final class RedisCli {
 
   /** How many calls of {@code command} (lower case, e.g. "zadd") failed since Redis started, from INFO commandstats. */
   public static long failedCalls(String url, String command) {
+    return commandStat(url, command, "failed_calls");
+  }
+
+  /** How many calls of {@code command} (lower case, e.g. "time") Redis ran, scripts' included, from INFO commandstats. */
+  public static long calls(String url, String command) {
+    return commandStat(url, command, "calls");
+  }
+
+  private static long commandStat(String url, String command, String name) {
     String info = send(url, Request.cmd(Command.INFO).arg("commandstats")).toString();
     for (String line : info.split("\\r?\\n")) {
       if (line.startsWith("cmdstat_" + command + ":")) {
         for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
-          if (field.startsWith("failed_calls=")) {
-            return Long.parseLong(field.substring("failed_calls=".length()));
+          if (field.startsWith(name + "=")) {
+            return Long.parseLong(field.substring(name.length() + 1));
           }
         }
       }

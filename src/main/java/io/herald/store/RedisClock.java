@@ -1,0 +1,65 @@
+package io.herald.store;
+
+import io.vertx.core.Future;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+
+/**
+ * Redis' clock as this node reads it without asking Redis each time: {@code TIME} now and then, the
+ * reply placed half-way through its round trip and carried forward by the node's monotonic clock.
+ * A new reading replaces the one in use only when it is more certain (its half round trip below
+ * the old one's plus the drift the old one may have gathered since, taken as 100 ppm), so a reply
+ * delayed on a busy machine does not make the reading worse. The protocol's times are Redis'
+ * clock; what the node stamps with this (eventIds and the publishedAt they carry) is off by about
+ * half the quickest round trip to Redis. Shared by the node's verticles.
+ */
+public final class RedisClock {
+  /** A reading older than this is refreshed in the background, while it is still used. */
+  static final long REFRESH_NANOS = 1_000_000_000L;
+  /** A reading older than this is not used: the next caller waits for a new one. */
+  static final long EXPIRY_NANOS = 10_000_000_000L;
+  private static final double DRIFT = 1e-4;
+
+  private record Reading(double redisMs, long atNanos, long roundTripNanos) {
+    double uncertaintyNanos(long nanos) {
+      return roundTripNanos / 2.0 + (nanos - atNanos) * DRIFT;
+    }
+
+    long at(long nanos) {
+      return (long) Math.floor(redisMs + (nanos - atNanos) / 1_000_000.0);
+    }
+  }
+
+  private volatile Reading reading;
+  private volatile long refreshingSince = Long.MIN_VALUE;
+
+  /** Redis' time in ms, read with {@code store} when this node has no recent reading of it. */
+  public Future<Long> now(RedisStore store) {
+    Reading last = reading;
+    long nanos = System.nanoTime();
+    if (last != null && nanos - last.atNanos < EXPIRY_NANOS) {
+      if (nanos - last.atNanos > REFRESH_NANOS && nanos - refreshingSince > REFRESH_NANOS) {
+        refreshingSince = nanos;
+        read(store);
+      }
+      return Future.succeededFuture(last.at(nanos));
+    }
+    return read(store).map(fresh -> fresh.at(System.nanoTime()));
+  }
+
+  private Future<Reading> read(RedisStore store) {
+    long sent = System.nanoTime();
+    return store.send(Request.cmd(Command.TIME)).map(time -> {
+      long received = System.nanoTime();
+      double redisMs = time.get(0).toLong() * 1000.0 + time.get(1).toLong() / 1000.0;
+      Reading fresh = new Reading(redisMs, sent + (received - sent) / 2, received - sent);
+      Reading last = reading;
+      if (last == null || fresh.uncertaintyNanos(received) <= last.uncertaintyNanos(received)
+          || received - last.atNanos >= EXPIRY_NANOS) {
+        reading = fresh;
+        return fresh;
+      }
+      return last;
+    });
+  }
+}
