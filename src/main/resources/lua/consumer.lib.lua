@@ -336,18 +336,19 @@ end
 local function remember_acks(cfg, seqs)
   local bits = {}
   for _, seq in ipairs(seqs) do
-    local key = memory_segment(cfg, seq, 'acked')
-    local args = bits[key]
+    local segment = math.floor(seq / ACKED_SEGMENT_BITS)
+    local args = bits[segment]
     if not args then
       args = {}
-      bits[key] = args
+      bits[segment] = args
     end
     table.insert(args, 'SET')
     table.insert(args, 'u1')
     table.insert(args, seq % ACKED_SEGMENT_BITS)
     table.insert(args, 1)
   end
-  for key, args in pairs(bits) do
+  for segment, args in pairs(bits) do
+    local key = memory_segment(cfg, segment * ACKED_SEGMENT_BITS, 'acked')
     call_each('BITFIELD', key, args, 4)
     touched_segments[key] = true
   end
