@@ -82,9 +82,12 @@ local held_history_ms = 2592000000
 
 -- The consumer's settings, or nil when the consumer does not exist (deleted meanwhile).
 local function settings()
+  -- one read for what any script may need: settings, the quota and spool figures own_quota checks,
+  -- and the rate limit's state
   local v = redis.call('HMGET', K.meta, 'salt', 'ackMode', 'ackTimeoutMs', 'maxUnacked',
     'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'maxDeliveries', 'deadLetter',
-    'errorQueue', 'maxTtlMs', 'enabled', 'rejectPublishWhenRefused')
+    'errorQueue', 'maxTtlMs', 'enabled', 'rejectPublishWhenRefused',
+    'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents', 'blockedUntil', 'rateTps', 'rateBlockMs')
   if not v[1] then return nil end
   held_history_ms = tonumber(v[5]) + 600000
   return {
@@ -94,6 +97,10 @@ local function settings()
     -- consumers stored before these settings existed have the protocol's defaults
     deadLetter = v[10] ~= 'false', errorQueue = v[11] ~= 'false', maxTtlMs = tonumber(v[12] or '0'),
     enabled = v[13] ~= 'false', refusesForAll = v[14] ~= 'false',
+    quotaBytes = tonumber(v[15]), quotaEvents = tonumber(v[16]),
+    spooledBytes = tonumber(v[17] or '0'), spooledEvents = tonumber(v[18] or '0'),
+    -- consumers stored before the rate limit existed have the protocol's defaults
+    blockedUntil = tonumber(v[19]), rateTps = tonumber(v[20]) or 100, rateBlockMs = tonumber(v[21]) or 45000,
   }
 end
 
@@ -412,12 +419,12 @@ local function spool_more(bytes, events)
   spool_change.figures = true
 end
 
--- The consumer's own quotaBytes/quotaEvents against its exact spool figures, for a script that adds
--- events to its spool: fits(bytes) tells whether one more of that size fits, take(bytes) counts it.
-local function own_quota()
-  local v = redis.call('HMGET', K.meta, 'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents')
-  local maxBytes, maxEvents = tonumber(v[1]), tonumber(v[2])
-  local bytesHeld, eventsHeld = tonumber(v[3] or '0'), tonumber(v[4] or '0')
+-- The consumer's own quotaBytes/quotaEvents against its exact spool figures (as settings() read
+-- them: call it before the script changes its spool), for a script that adds events to its spool:
+-- fits(bytes) tells whether one more of that size fits, take(bytes) counts it.
+local function own_quota(cfg)
+  local maxBytes, maxEvents = cfg.quotaBytes, cfg.quotaEvents
+  local bytesHeld, eventsHeld = cfg.spooledBytes, cfg.spooledEvents
   return {
     fits = function(bytes)
       return not ((maxBytes and bytesHeld + bytes > maxBytes) or (maxEvents and eventsHeld + 1 > maxEvents))
@@ -615,17 +622,16 @@ end
 -- one-second window, wherever its edges fall, admits more than tps of them. The request beyond
 -- blocks the consumer for blockMs (meta blockedUntil) and is announced to every node.
 -- counted: this is a client's poll request (not a re-attempt or a push fetch); id: unique to it.
--- Returns nil when the request may go on, else the ms left of the block.
-local function throttle(now, counted, id)
-  local v = redis.call('HMGET', K.meta, 'blockedUntil', 'rateTps', 'rateBlockMs')
-  local blockedUntil = tonumber(v[1])
+-- Returns nil when the request may go on, else the ms left of the block. cfg: as settings() read
+-- it at the start of the script.
+local function throttle(cfg, now, counted, id)
+  local blockedUntil = cfg.blockedUntil
   if blockedUntil and blockedUntil > now then
     if counted then redis.call('HINCRBY', K.meta, 'throttled', 1) end
     return blockedUntil - now
   end
   if not counted then return nil end
-  -- consumers stored before the rate limit existed have the protocol's defaults
-  local tps, blockMs = tonumber(v[2]) or 100, tonumber(v[3]) or 45000
+  local tps, blockMs = cfg.rateTps, cfg.rateBlockMs
   redis.call('ZREMRANGEBYSCORE', K.polls, '-inf', now - 1000)
   if redis.call('ZCARD', K.polls) >= tps then
     redis.call('DEL', K.polls)

@@ -11,8 +11,8 @@
 -- refuse it (the gateway's own alerts).
 -- Returns {events spooled, the earliest TTL end among them when it is the consumer's earliest expiry
 -- (the scheduler must know it) else -1, 1 when it refuses events for all (rejectPublishWhenRefused)
--- else 0, the number r of events it did not take for its quota, then r eventIds, then the spool's
--- figures for the ledger (spool_figures)}; -1 when the consumer does not exist; -2 when it
+-- else 0, the number r of events it did not take for its quota, then r eventIds, then (with a hold)
+-- the spool's figures for the ledger (spool_figures)}; -1 when the consumer does not exist; -2 when it
 -- is disabled and refuses events for all (rejectPublishWhenRefused), -3 when it is disabled and
 -- skips them (counted as discarded): the node's copy of its settings was behind.
 -- An event that would take the consumer over its own quotaBytes or quotaEvents (checked here,
@@ -26,7 +26,7 @@ if not cfg.enabled then
   count({discarded = events})
   return -3
 end
-local quota = own_quota()
+local quota = own_quota(cfg)
 local idempotent = KEYS[EXTRA_KEY]
 local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
 local spooled, earliest, discarded = 0, -1, 0
@@ -105,5 +105,8 @@ count({published = spooled, discarded = discarded})
 if spooled > 0 then wake_waiter(cfg) end
 local result = {spooled, earliest, cfg.refusesForAll and 1 or 0, #refused}
 for _, id in ipairs(refused) do table.insert(result, id) end
-for _, figure in ipairs(spool_figures()) do table.insert(result, figure) end
+-- the ledger needs them only in place of a hold (without one, they reach it by spool_figures.lua)
+if ARGV[1] ~= '' then
+  for _, figure in ipairs(spool_figures()) do table.insert(result, figure) end
+end
 return result

@@ -14,7 +14,7 @@ if not cfg then return -1 end
 local queue = ARGV[1] == 'dead' and K.dead or K.errors
 local moved, full = 0, 0
 local now = now_ms()
-local quota = own_quota()
+local quota = own_quota(cfg)
 
 local function redrive(id)
   local failure = redis.call('HGET', K.failures, id)

@@ -215,7 +215,9 @@ public final class PublishService {
           SpoolReply spooled = SpoolReply.parse(reply);
           if (spooled.took()) {
             dueTimes.file(consumer, reply.get(1).toLong());
-            figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, spooled.figuresFrom()));
+            if (holdId != null) {
+              figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, spooled.figuresFrom()));
+            }
           }
           return spooled;
         }));
