@@ -4,6 +4,7 @@ import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.vertx.core.Vertx;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,19 +14,26 @@ import java.util.Map;
  * nack delay ending, a retention expiry), as the scripts that change it report. The scripts report
  * a time only when it may be earlier than all the consumer's other timed work (the scheduler's
  * entry is never later than that), so nothing is cached here: a cache of what the index holds goes
- * stale whenever another node's scheduler raises the entry. A filing that fails is tried again
- * until it lands. One per verticle instance; event-loop confined.
+ * stale whenever another node's scheduler raises the entry.
+ *
+ * <p>Filings gather for {@value #GATHER_MS} ms and go in one call, each consumer's earliest: at a
+ * few events per script call, filing each deadline on its own was a script call per event. The
+ * times filed are at least an ack timeout (5 s or more) or a backoff away, and a woken poll makes
+ * due deliveries stale itself, so a few ms of gathering cost the scheduler's lateness nothing that
+ * matters. A filing that fails is tried again until it lands. One per verticle instance;
+ * event-loop confined.
  */
 public final class DueTimes {
   private static final System.Logger LOG = System.getLogger(DueTimes.class.getName());
+  /** How long filings gather before they go. */
+  static final long GATHER_MS = 5;
   /** How soon a failed filing is tried again. */
   static final long RETRY_MS = 50;
 
   private final Vertx vertx;
   private final RedisStore store;
-  /** Consumer → the earliest time of the filings that failed, until one lands. */
-  private Map<String, Long> unfiled = new HashMap<>();
-  private boolean retrying;
+  /** Consumer → the earliest time to file, gathering for the next call. */
+  private Map<String, Long> gathering = new HashMap<>();
   private boolean failing;
 
   public DueTimes(Vertx vertx, RedisStore store) {
@@ -38,7 +46,21 @@ public final class DueTimes {
     if (at < 0) {
       return;
     }
-    store.eval(Script.DUE_LOWER, List.of(Keys.DUE, Keys.DUE_VERSIONS), List.of(consumer, at))
+    if (gathering.isEmpty()) {
+      vertx.setTimer(GATHER_MS, t -> send());
+    }
+    gathering.merge(consumer, at, Math::min);
+  }
+
+  private void send() {
+    Map<String, Long> filings = gathering;
+    gathering = new HashMap<>();
+    List<Object> args = new ArrayList<>();
+    filings.forEach((consumer, at) -> {
+      args.add(consumer);
+      args.add(at);
+    });
+    store.eval(Script.DUE_LOWER, List.of(Keys.DUE, Keys.DUE_VERSIONS), args)
         .onSuccess(ok -> {
           if (failing) {
             failing = false;
@@ -50,21 +72,7 @@ public final class DueTimes {
             failing = true;
             LOG.log(System.Logger.Level.WARNING, "Could not schedule timed work (trying again): " + failure.getMessage());
           }
-          unfiled.merge(consumer, at, Math::min);
-          retrySoon();
+          vertx.setTimer(RETRY_MS, t -> filings.forEach(this::file));
         });
-  }
-
-  private void retrySoon() {
-    if (retrying) {
-      return;
-    }
-    retrying = true;
-    vertx.setTimer(RETRY_MS, t -> {
-      retrying = false;
-      Map<String, Long> again = unfiled;
-      unfiled = new HashMap<>();
-      again.forEach(this::file);
-    });
   }
 }
