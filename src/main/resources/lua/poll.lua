@@ -132,7 +132,8 @@ end
 
 local want = max - handed
 if want > 0 then
-  local unacked = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale)
+  -- the stale deliveries handed out above left the stale set but are not in pending yet (gathered)
+  local unacked = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale) + #handedOut.pending / 2
   local take = math.min(want, cfg.maxUnacked - unacked)
   local room = tonumber(ARGV[6])
   local heldBy = 1

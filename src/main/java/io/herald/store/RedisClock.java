@@ -3,13 +3,14 @@ package io.herald.store;
 import io.vertx.core.Future;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Redis' clock as this node reads it without asking Redis each time: {@code TIME} now and then, the
  * reply placed half-way through its round trip and carried forward by the node's monotonic clock.
  * A new reading replaces the one in use only when it is more certain (its half round trip below
- * the old one's plus the drift the old one may have gathered since, taken as 100 ppm), so a reply
- * delayed on a busy machine does not make the reading worse. The protocol's times are Redis'
+ * the old one's plus the drift the old one may have gathered since, taken as 100 ppm) or the old one
+ * is five seconds old, so a reply delayed on a busy machine does not make the reading worse. The protocol's times are Redis'
  * clock; what the node stamps with this (eventIds and the publishedAt they carry) is off by about
  * half the quickest round trip to Redis. Shared by the node's verticles.
  */
@@ -31,16 +32,18 @@ public final class RedisClock {
   }
 
   private volatile Reading reading;
-  private volatile long refreshingSince = Long.MIN_VALUE;
+  private final AtomicBoolean refreshing = new AtomicBoolean();
+  /** When the last background reading was started (a kept reading does not age this). */
+  private volatile long refreshedAt = System.nanoTime();
 
   /** Redis' time in ms, read with {@code store} when this node has no recent reading of it. */
   public Future<Long> now(RedisStore store) {
     Reading last = reading;
     long nanos = System.nanoTime();
     if (last != null && nanos - last.atNanos < EXPIRY_NANOS) {
-      if (nanos - last.atNanos > REFRESH_NANOS && nanos - refreshingSince > REFRESH_NANOS) {
-        refreshingSince = nanos;
-        read(store);
+      if (nanos - refreshedAt > REFRESH_NANOS && refreshing.compareAndSet(false, true)) {
+        refreshedAt = nanos;
+        read(store).onComplete(done -> refreshing.set(false));
       }
       return Future.succeededFuture(last.at(nanos));
     }
@@ -55,7 +58,7 @@ public final class RedisClock {
       Reading fresh = new Reading(redisMs, sent + (received - sent) / 2, received - sent);
       Reading last = reading;
       if (last == null || fresh.uncertaintyNanos(received) <= last.uncertaintyNanos(received)
-          || received - last.atNanos >= EXPIRY_NANOS) {
+          || received - last.atNanos >= EXPIRY_NANOS / 2) {
         reading = fresh;
         return fresh;
       }

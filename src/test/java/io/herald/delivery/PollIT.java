@@ -194,6 +194,25 @@ class PollIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("stale deliveries handed out again still count against maxUnacked in the same poll")
+  void redeliveriesCountAgainstMaxUnackedInTheSamePoll() {
+    String topic = unique("stalecap");
+    String consumer = consumer(new JsonObject().put("maxUnacked", 3).put("ackTimeoutMs", 5000)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
+    List<String> ids = publish(topic, 3);
+    assertEquals(ids, http().poll(consumer, max(10)).eventIds());
+    List<String> later = publish(topic, 3);
+    await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100))
+        .until(() -> http().metadata(consumer).json().getLong("stale") == 3);
+
+    Reply again = http().poll(consumer, max(10));
+    assertEquals(ids, again.eventIds(), "the stale three come back, and no new event beside them");
+    assertEquals("MAX_UNACKED", again.json().getString("heldBack"));
+    assertEquals(3, http().metadata(consumer).json().getLong("unacked"));
+    assertEquals(3, http().metadata(consumer).json().getLong("backlog"), later.toString());
+  }
+
+  @Test
   @DisplayName("a missed deadline makes the delivery stale; it comes back first, with deliveryCount + 1 and a new ackId")
   void staleComesBackFirst() {
     String topic = unique("stale");

@@ -1,11 +1,13 @@
 package io.herald.store;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.RedisCli;
 import io.herald.testing.TestRedis;
 import io.vertx.core.Vertx;
+import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -33,6 +35,25 @@ class RedisClockIT {
       // the two RedisCli.millis calls are TIMEs too
       assertEquals(3, RedisCli.calls(redis.url(), "time") - timesBefore);
       assertTrue(first >= before - 1 && last <= after + 1, before + " <= " + first + " <= " + last + " <= " + after);
+      store.close().await();
+    } finally {
+      vertx.close().await();
+    }
+  }
+
+  @Test
+  @DisplayName("a reading over a second old is read again in the background, the readings going on meanwhile")
+  void refreshesInTheBackground() {
+    Vertx vertx = Vertx.vertx();
+    try (TestRedis redis = TestRedis.start()) {
+      RedisStore store = RedisStore.pipelined(vertx, redis.url(), 5000);
+      RedisClock clock = new RedisClock();
+      clock.now(store).await();
+      long timesAfterFirst = RedisCli.calls(redis.url(), "time");
+      await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50)).until(() -> {
+        clock.now(store).await();
+        return RedisCli.calls(redis.url(), "time") > timesAfterFirst;
+      });
       store.close().await();
     } finally {
       vertx.close().await();
