@@ -118,13 +118,8 @@ local function hand_out(id, seq, n, from, firstAt, blob)
   table.insert(out, deadline)
 end
 
--- The events' blobs, by one HMGET for all of them.
-local function blobs_of(ids)
-  return hmget(K.events, ids)
-end
-
 local stale = redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, max)
-for i, blob in ipairs(blobs_of(stale)) do
+for i, blob in ipairs(hmget(K.events, stale)) do
   local id = stale[i]
   local n, seq = delivery_state(id)
   hand_out(id, seq, tostring(tonumber(n) + 1), K.stale, nil, blob)
@@ -143,7 +138,7 @@ if want > 0 then
     -- requeued events were handed out before: they go ahead of new ones
     local before = handed
     local scheduled = redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, take)
-    for i, blob in ipairs(blobs_of(scheduled)) do
+    for i, blob in ipairs(hmget(K.events, scheduled)) do
       local id = scheduled[i]
       local n, seq, _, firstAt = delivery_state(id)
       hand_out(id, seq, tostring(tonumber(n) + 1), K.scheduled, firstAt ~= '' and firstAt or nil, blob)
@@ -156,7 +151,7 @@ if want > 0 then
     for i = 1, #popped, 2 do
       table.insert(ids, popped[i])
     end
-    for i, blob in ipairs(blobs_of(ids)) do
+    for i, blob in ipairs(hmget(K.events, ids)) do
       hand_out(ids[i], popped[2 * i], '1', nil, nil, blob)
     end
   end
