@@ -9,10 +9,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Redis' clock as this node reads it without asking Redis each time: {@code TIME} now and then, the
  * reply placed half-way through its round trip and carried forward by the node's monotonic clock.
  * A new reading replaces the one in use only when it is more certain (its half round trip below
- * the old one's plus the drift the old one may have gathered since, taken as 100 ppm) or the old one
- * is five seconds old, so a reply delayed on a busy machine does not make the reading worse. The protocol's times are Redis'
- * clock; what the node stamps with this (eventIds and the publishedAt they carry) is off by about
- * half the quickest round trip to Redis. Shared by the node's verticles.
+ * the old one's plus the drift the old one may have gathered since, taken as 100 ppm) or the old
+ * one is five seconds old, so a reply delayed on a busy machine does not make the reading worse.
+ * The protocol's times are Redis' clock; what the node stamps with this (eventIds and the
+ * publishedAt they carry) is off by about half the quickest round trip to Redis. Shared by the
+ * node's verticles.
  */
 public final class RedisClock {
   /** A reading older than this is refreshed in the background, while it is still used. */
