@@ -20,8 +20,8 @@ import java.util.Map;
  * few events per script call, filing each deadline on its own was a script call per event. The
  * times filed are at least an ack timeout (5 s or more) or a backoff away, and a woken poll makes
  * due deliveries stale itself, so a few ms of gathering cost the scheduler's lateness nothing that
- * matters. A filing that fails is tried again until it lands. One per verticle instance;
- * event-loop confined.
+ * matters. A filing that fails is tried again until it lands; those still gathering when the node
+ * stops are filed again by a scheduler's sweep. One per verticle instance; event-loop confined.
  */
 public final class DueTimes {
   private static final System.Logger LOG = System.getLogger(DueTimes.class.getName());
