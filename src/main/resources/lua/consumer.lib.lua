@@ -40,13 +40,22 @@ local EXTRA_KEY = 20
 -- caps how many arguments one call may take, so long lists go in pieces of CALL_ARGS.
 local CALL_ARGS = 4000
 
--- Runs `command key args...` over args in pieces (groups of `stride` kept together); returns the
--- sum of the integer replies (members added or removed).
-local function call_each(command, key, args, stride)
-  local total, n = 0, #args
+-- Calls call(...) with the items of list in pieces of at most CALL_ARGS (groups of `stride` kept
+-- together), and returns the replies in order.
+local function in_pieces(list, stride, call)
+  local replies, n = {}, #list
   local piece = CALL_ARGS - CALL_ARGS % stride
   for from = 1, n, piece do
-    local reply = redis.call(command, key, unpack(args, from, math.min(from + piece - 1, n)))
+    table.insert(replies, call(unpack(list, from, math.min(from + piece - 1, n))))
+  end
+  return replies
+end
+
+-- Runs `command key args...` over args in pieces (see in_pieces); returns the sum of the integer
+-- replies (members added or removed).
+local function call_each(command, key, args, stride)
+  local total = 0
+  for _, reply in ipairs(in_pieces(args, stride, function(...) return redis.call(command, key, ...) end)) do
     if type(reply) == 'number' then total = total + reply end
   end
   return total
@@ -54,9 +63,9 @@ end
 
 -- The values of hash fields, in the order asked (false for a missing one).
 local function hmget(key, fields)
-  local values, n = {}, #fields
-  for from = 1, n, CALL_ARGS do
-    for _, v in ipairs(redis.call('HMGET', key, unpack(fields, from, math.min(from + CALL_ARGS - 1, n)))) do
+  local values = {}
+  for _, reply in ipairs(in_pieces(fields, 1, function(...) return redis.call('HMGET', key, ...) end)) do
+    for _, v in ipairs(reply) do
       table.insert(values, v)
     end
   end
@@ -113,7 +122,6 @@ local function retention_ends(cfg, id)
   return published_at(id) + cfg.retentionMs
 end
 
--- When an event's time with the consumer ends, and why: its TTL (K.ttl) or its retention.
 -- Whether any event of the consumer has a TTL (asked once per call: most consumers have none).
 local ttl_in_use
 local function uses_ttl()
@@ -121,6 +129,7 @@ local function uses_ttl()
   return ttl_in_use
 end
 
+-- When an event's time with the consumer ends, and why: its TTL (K.ttl) or its retention.
 local function ends_at(cfg, id)
   local ttl = uses_ttl() and redis.call('ZSCORE', K.ttl, id)
   if ttl then return tonumber(ttl), 'TTL_EXPIRED' end
@@ -245,18 +254,14 @@ end
 -- HSET; otherwise each is noted on its own.
 local function note_acks(now, acked)
   local lists = {}
-  for i, a in ipairs(acked) do
-    if not a[2] then
-      lists = nil
-      break
-    end
-    lists[i] = history_key(a[1])
+  for _, a in ipairs(acked) do
+    if not a[2] then break end
+    table.insert(lists, history_key(a[1]))
   end
-  local listless = lists ~= nil and #lists > 0
-  for from = 1, listless and #lists or 0, CALL_ARGS do
-    if redis.call('EXISTS', unpack(lists, from, math.min(from + CALL_ARGS - 1, #lists))) > 0 then
-      listless = false
-      break
+  local listless = #acked > 0 and #lists == #acked
+  if listless then
+    for _, found in ipairs(in_pieces(lists, 1, function(...) return redis.call('EXISTS', ...) end)) do
+      if found > 0 then listless = false end
     end
   end
   if not listless then
