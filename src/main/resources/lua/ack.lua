@@ -1,57 +1,60 @@
 -- Acknowledges deliveries by ackId and by batchAckId. Only an event's latest delivery can be acked.
+-- The node reads the ackIds and checks their tokens (AckIds.java); this script gets what they name.
 -- KEYS[EXTRA_KEY..] batch keys, one per batchAckId
--- ARGV[1] number of ackIds n, ARGV[2..n+1] the ackIds, ARGV[n+2] most acks before batches are left
--- for another call (see ack_each)
--- Returns {statuses of the ackIds in order, then per batch key {ackId, status, ...} ({} if unknown,
--- 0 if left for another call)}, or -1 when the consumer does not exist.
+-- ARGV[1] the first 8 characters of the consumer's salt that the node checked the tokens with ('' if
+--         it knows none yet)
+-- ARGV[2] number of deliveries m, ARGV[3..3m+2] per delivery its eventId, its deliveries entry as
+--         the ackId tells it ("n:seq:mark") and its arrival sequence
+-- ARGV[3m+3] most acks before batches are left for another call (as ack_each)
+-- Returns {statuses of the deliveries in order, then per batch key {eventId, entry, status, ...}
+-- ({} if unknown, 0 if left for another call; a batch written by an older version holds ackIds:
+-- then its rows are {ackId, '', status, ...})}; {-4, salt} when the node checked the tokens with
+-- another salt than the consumer's (it was deleted and made again, or the node knew none); -1
+-- when the consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
-
+if ARGV[1] ~= string.sub(cfg.salt, 1, 8) then return {-4, cfg.salt} end
+local now = now_ms()
 local acked_count = 0
 
--- Settles the ackIds in order, each event's structures changed by one variadic command for all.
-local function ack_all(ackIds)
-  local statuses, parts, ids = {}, {}, {}
-  for i, ackId in ipairs(ackIds) do
-    local id, seq, n, mark = read_ack_id(cfg, ackId)
-    if id then
-      parts[i] = {id, seq, n, mark}
-      table.insert(ids, id)
-    end
-  end
-  local entries = {}
-  for i, entry in ipairs(hmget(K.deliveries, ids)) do
-    entries[ids[i]] = entry
-  end
-  local acked, seqs, handouts = {}, {}, {}
-  for i = 1, #ackIds do
-    local p = parts[i]
-    if not p then
-      statuses[i] = 'UNKNOWN'
+local DELIVERY = '^(%d+):(%d+):(%x+)$'
+
+-- Settles the named deliveries (ids[i], entries[i] as their ackIds tell them, seqs[i] numbers) in
+-- order, each event's structures changed by one variadic command for all; returns the statuses.
+local function ack_all(ids, entries, seqs)
+  local statuses = {}
+  local current = hmget(K.deliveries, ids)
+  local acked, ackedSeqs, listed, done = {}, {}, {}, {}
+  for i, id in ipairs(ids) do
+    local entry, named = current[i], entries[i]
+    if done[id] then
+      -- a second ackId of an event acked earlier in this call
+      statuses[i] = 'ALREADY_ACKED'
+    elseif entry == named then
+      -- the common case: its latest delivery, the list of its history (if any) not holding it yet
+      statuses[i] = 'ACKED'
     else
-      local id, seq, n, mark = p[1], p[2], p[3], p[4]
-      local entry = entries[id]
-      if entry == true then
-        -- a second ackId of an event acked earlier in this call
-        statuses[i] = 'ALREADY_ACKED'
+      local n, seq, mark = string.match(named, DELIVERY)
+      local currentN, currentSeq, currentMark, _, isListed = delivery_state(id, entry or '')
+      if not n then
+        statuses[i] = 'UNKNOWN'
+      elseif not currentN then
+        statuses[i] = settled_status(cfg, id, seqs[i])
+      elseif currentN ~= n or currentSeq ~= seq or currentMark ~= mark then
+        statuses[i] = 'EXPIRED'
       else
-        local current, currentSeq, currentMark = delivery_state(id, entry or '')
-        if not current then
-          statuses[i] = settled_status(cfg, id, tonumber(seq))
-        elseif current ~= n or currentSeq ~= seq or currentMark ~= mark then
-          statuses[i] = 'EXPIRED'
-        else
-          statuses[i] = 'ACKED'
-          entries[id] = true
-          table.insert(acked, id)
-          table.insert(seqs, tonumber(seq))
-          table.insert(handouts, {id, waiting_handout(entry)})
-        end
+        statuses[i] = 'ACKED'
+        if isListed then table.insert(listed, id) end
       end
+    end
+    if statuses[i] == 'ACKED' then
+      done[id] = true
+      table.insert(acked, id)
+      table.insert(ackedSeqs, seqs[i])
     end
   end
   if #acked == 0 then return statuses end
-  note_acks(now_ms(), handouts)
+  for _, id in ipairs(listed) do note_ack(id, now) end
   -- HSTRLEN per event costs Redis less than bringing each blob into Lua for its length
   for _, id in ipairs(acked) do
     spool_less(id, redis.call('HSTRLEN', K.events, id))
@@ -67,12 +70,68 @@ local function ack_all(ackIds)
   call_each('ZREM', K.expiry, acked, 1)
   call_each('ZREM', K.first, acked, 1)
   if uses_ttl() then call_each('ZREM', K.ttl, acked, 1) end
-  remember_acks(cfg, seqs)
-  acked_count = #acked
+  remember_acks(cfg, ackedSeqs)
+  acked_count = acked_count + #acked
   return statuses
 end
 
-local result = ack_each(ack_all, 2, tonumber(ARGV[1]) + 1, tonumber(ARGV[tonumber(ARGV[1]) + 2]))
+local ids, entries, seqs = {}, {}, {}
+local m = tonumber(ARGV[2])
+for i = 3, 3 * m + 2, 3 do
+  table.insert(ids, ARGV[i])
+  table.insert(entries, ARGV[i + 1])
+  table.insert(seqs, tonumber(ARGV[i + 2]))
+end
+local budget = tonumber(ARGV[3 * m + 3])
+
+-- the batches, read while fewer than budget deliveries were taken (see ack_each); a batch key
+-- holds "eventId entry eventId entry ..." (poll.lua), or an older version's ackIds
+local batches, legacy = {}, {}
+for k = EXTRA_KEY, #KEYS do
+  if #ids >= budget then
+    batches[k] = false
+  else
+    local first = #ids + 1
+    local held = redis.call('GET', KEYS[k]) or ''
+    if string.find(held, '.', 1, true) then
+      for ackId in string.gmatch(held, '%S+') do
+        local id, seq, n, mark = read_ack_id(cfg, ackId)
+        legacy[#ids + 1] = ackId
+        table.insert(ids, id or '')
+        table.insert(entries, id and (n .. ':' .. seq .. ':' .. mark) or '')
+        table.insert(seqs, tonumber(seq or '0'))
+      end
+    else
+      for id, entry in string.gmatch(held, '(%S+) (%S+)') do
+        table.insert(ids, id)
+        table.insert(entries, entry)
+        table.insert(seqs, tonumber(string.match(entry, '^%d+:(%d+):')))
+      end
+    end
+    batches[k] = {first, #ids}
+  end
+end
+
+local statuses = ack_all(ids, entries, seqs)
+local own = {}
+for i = 1, m do
+  own[i] = statuses[i]
+end
+local result = {own}
+for k = EXTRA_KEY, #KEYS do
+  local range = batches[k]
+  if not range then
+    table.insert(result, 0)
+  else
+    local rows = {}
+    for i = range[1], range[2] do
+      table.insert(rows, legacy[i] or ids[i])
+      table.insert(rows, legacy[i] and '' or entries[i])
+      table.insert(rows, statuses[i])
+    end
+    table.insert(result, rows)
+  end
+end
 count({acked = acked_count})
 touch_acked()
 -- room below maxUnacked: a poll held back by it may go on

@@ -181,18 +181,22 @@ end
 
 -- An event's history: one entry per thing that happened to it, "<kind> <time> ..." (history.lua
 -- reads them), kept while the event is held and HISTORY_AFTER_MS after it left. The common life of
--- an event — handed out once, acked — costs no key of its own: the hand-out's entry waits in the
--- event's deliveries entry ("n:seq:mark|D ..."), and the ack writes both entries into a hash of the acks
--- of a HISTORY_AFTER_MS bucket. Anything else (nack, extend, deadline passed, failure, redrive)
--- goes to a list of the event's own, the waiting hand-out entry first. Keys share the consumer's
--- hash tag.
+-- an event — handed out once, acked — leaves nothing behind but its ack bit (remember_acks): its
+-- hand-out is told by the hand-out record of its poll call (handout_key), which every delivery of
+-- that call shares, and its ack writes nothing. Anything else (nack, extend, deadline passed,
+-- failure, redrive, a redelivery) goes to a list of the event's own, the hand-out entry first; the
+-- deliveries entry of an event whose list holds its current hand-out ends with LISTED, so that its
+-- ack is noted there too. Keys share the consumer's hash tag.
 local HISTORY_AFTER_MS = 600000
+local LISTED = '+'
 local function history_key(id)
   return string.sub(K.meta, 1, -5) .. 'history:' .. id
 end
 
-local function acked_history_key(bucket)
-  return string.sub(K.meta, 1, -5) .. 'acked-history:' .. bucket
+-- The record of one poll call's hand-outs, "<time> <deadline> <node> <via>", named by the call's
+-- mark and kept as long as a delivery of the call may be out (see poll.lua).
+local function handout_key(mark)
+  return string.sub(K.meta, 1, -5) .. 'handout:' .. mark
 end
 
 -- Appends entries to the event's list. The list expires by itself, after anything the consumer can
@@ -204,15 +208,39 @@ local function push_history(id, ...)
   redis.call('PEXPIRE', list, held_history_ms)
 end
 
--- Takes the hand-out entry waiting in the deliveries entry out of it; returns it, or nil.
-local function take_handout(id)
-  local v = redis.call('HGET', K.deliveries, id)
-  local state, handout = string.match(v or '', '^([^|]*)|(.*)$')
-  if handout then redis.call('HSET', K.deliveries, id, state) end
-  return handout
+-- Delivery count, arrival sequence, the latest delivery's mark, (while it waits out a nack delay)
+-- first hand-out time, as strings, and whether the event's list holds its current hand-out (or an
+-- older version's entry still carries it after '|'), of a handed-out event; nil if it is not.
+-- `entry`: its deliveries entry ("n:seq:mark", then ":firstHandOut" while it waits out a nack
+-- delay, then LISTED; a mark is 16 hex digits), if read already. Entries written before delivery
+-- marks ("n:seq" or "n:seq:firstHandOut") have mark ''.
+local function delivery_state(id, entry)
+  local v = entry or redis.call('HGET', K.deliveries, id)
+  if not v then return nil end
+  local n, seq, rest = string.match(v, '^(%d+):(%d+):?([^|+]*)')
+  if not n then return nil end
+  local listed = string.find(v, '[|+]') ~= nil
+  local first, second = string.match(rest, '^([^:]*):?(.*)$')
+  if #first == 16 then return n, seq, first, second, listed end
+  return n, seq, '', first, listed
 end
 
--- Moves the hand-out entry waiting in the deliveries entry to the event's list.
+-- The entry of the event's current hand-out when its list does not hold it yet, else nil; from
+-- then on its deliveries entry says LISTED, so the caller must write the entry to the list.
+local function take_handout(id)
+  local v = redis.call('HGET', K.deliveries, id)
+  if not v or string.find(v, LISTED, 1, true) then return nil end
+  local state, legacy = string.match(v, '^([^|]*)|(.*)$')
+  redis.call('HSET', K.deliveries, id, (state or v) .. LISTED)
+  -- an entry written by an older version carries its hand-out entry itself
+  if legacy then return legacy end
+  local n, _, mark = delivery_state(id, v)
+  local record = mark ~= '' and redis.call('GET', handout_key(mark))
+  local at, deadline, recipient = string.match(record or '', '^(%S+) (%S+) (.*)$')
+  return 'D ' .. (at or '0') .. ' ' .. n .. ' ' .. (deadline or '-') .. ' ' .. (recipient or '? ?')
+end
+
+-- Moves the current hand-out's entry to the event's list, if it is not there yet.
 local function flush_handout(id)
   local handout = take_handout(id)
   if handout then push_history(id, handout) end
@@ -227,69 +255,13 @@ local function note(id, entry)
   end
 end
 
--- The hand-out entry waiting in a deliveries entry ("n:seq:mark|D ..."), or nil.
-local function waiting_handout(entry)
-  return string.match(entry or '', '|(.*)$')
-end
-
--- Notes an ack with the event's waiting hand-out entry (nil if none): into the bucket of this
--- time's acks when the event has no list, else onto its list. Call touch_acked() once at the end
--- of the script.
-local touched_buckets = {}
-local function note_ack(id, now, handout)
+-- Notes the ack of an event whose list holds its current hand-out (delivery_state's listed); the
+-- list lives HISTORY_AFTER_MS more.
+local function note_ack(id, now)
+  flush_handout(id)
   local list = history_key(id)
-  if handout and redis.call('EXISTS', list) == 0 then
-    local bucket = math.floor(now / HISTORY_AFTER_MS)
-    redis.call('HSET', acked_history_key(bucket), id, handout .. '\n' .. 'A ' .. now)
-    touched_buckets[bucket] = true
-    return
-  end
-  if handout then redis.call('RPUSH', list, handout) end
   redis.call('RPUSH', list, 'A ' .. now)
   redis.call('PEXPIRE', list, HISTORY_AFTER_MS)
-end
-
--- note_ack for many acked events ({eventId, waiting hand-out entry} pairs): when every one of them
--- has its hand-out entry and none has a list (one EXISTS for all), all go into the bucket in one
--- HSET; otherwise each is noted on its own.
-local function note_acks(now, acked)
-  local lists = {}
-  for _, a in ipairs(acked) do
-    if not a[2] then break end
-    table.insert(lists, history_key(a[1]))
-  end
-  local listless = #acked > 0 and #lists == #acked
-  if listless then
-    for _, found in ipairs(in_pieces(lists, 1, function(...) return redis.call('EXISTS', ...) end)) do
-      if found > 0 then listless = false end
-    end
-  end
-  if not listless then
-    for _, a in ipairs(acked) do note_ack(a[1], now, a[2]) end
-    return
-  end
-  local bucket = math.floor(now / HISTORY_AFTER_MS)
-  local fields, ackEntry = {}, '\n' .. 'A ' .. now
-  for _, a in ipairs(acked) do
-    table.insert(fields, a[1])
-    table.insert(fields, a[2] .. ackEntry)
-  end
-  call_each('HSET', acked_history_key(bucket), fields, 2)
-  touched_buckets[bucket] = true
-end
-
--- Delivery count, arrival sequence, the latest delivery's mark and (while it waits out a nack
--- delay) first hand-out time, as strings, of a handed-out event; nil if it is not. `entry`: its
--- deliveries entry ("n:seq:mark" or "n:seq:mark:firstHandOut", a mark being 16 hex digits), if read
--- already. Entries written before delivery marks ("n:seq" or "n:seq:firstHandOut") have mark ''.
-local function delivery_state(id, entry)
-  local v = entry or redis.call('HGET', K.deliveries, id)
-  if not v then return nil end
-  local n, seq, rest = string.match(v, '^(%d+):(%d+):?([^|]*)')
-  if not n then return nil end
-  local first, second = string.match(rest, '^([^:]*):?(.*)$')
-  if #first == 16 then return n, seq, first, second end
-  return n, seq, '', first
 end
 
 -- The eventId of the delivery an ackId names, when it is its event's latest and still pending (not
@@ -331,8 +303,7 @@ local function forget(id)
   return bytes
 end
 
--- Remembers acks (and drops) for ACKED_MEMORY_MS; call touch_acked() once at the end of the script
--- (it also keeps the acked histories of note_ack).
+-- Remembers acks (and drops) for ACKED_MEMORY_MS; call touch_acked() once at the end of the script.
 local touched_segments = {}
 local function remember(cfg, seq, kind)
   local key = memory_segment(cfg, seq, kind)
@@ -369,10 +340,6 @@ end
 local function touch_acked()
   for key in pairs(touched_segments) do
     redis.call('PEXPIRE', key, ACKED_MEMORY_MS)
-  end
-  -- a bucket of acked histories lives until HISTORY_AFTER_MS after its last possible ack
-  for bucket in pairs(touched_buckets) do
-    redis.call('PEXPIREAT', acked_history_key(bucket), (bucket + 2) * HISTORY_AFTER_MS)
   end
 end
 

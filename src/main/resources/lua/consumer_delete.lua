@@ -1,6 +1,6 @@
 -- Deletes a consumer with everything spooled for it, in a step whose cost does not grow with what it
--- held: its keys are unlinked (Redis frees them in the background); its batch keys, ack memory and
--- histories (acked or not, see push_history) expire by themselves.
+-- held: its keys are unlinked (Redis frees them in the background); its batch keys, hand-out
+-- records, ack memory and histories (see push_history) expire by themselves.
 -- KEYS[EXTRA_KEY] the consumer's idempotent events (publish.lua)
 -- Returns 1 when it existed, 0 otherwise.
 if redis.call('EXISTS', K.meta) == 0 then return 0 end

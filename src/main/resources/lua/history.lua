@@ -1,7 +1,8 @@
 -- One event's state and history entries (see note() in consumer.lib.lua).
 -- ARGV[1] the eventId
 -- Returns {state, entries...}, {} when nothing is known of the event (never spooled for this
--- consumer, or gone longer than the history is kept), or -1 when the consumer does not exist.
+-- consumer, gone longer than the history is kept, or acked on its first delivery: that leaves only
+-- its ack bit, which an eventId does not find), or -1 when the consumer does not exist.
 -- States: BACKLOG, DELIVERED, SCHEDULED, DEAD_LETTERED, ERROR while held; ACKED, DROPPED, EXPIRED
 -- after it left.
 local cfg = settings()
@@ -20,20 +21,25 @@ elseif redis.call('ZSCORE', K.errors, id) then
   state = 'ERROR'
 end
 local entries = redis.call('LRANGE', history_key(id), 0, -1)
--- the latest hand-out's entry waits in its deliveries entry
-local handout = waiting_handout(redis.call('HGET', K.deliveries, id))
-if handout then table.insert(entries, handout) end
-if #entries == 0 then
-  -- handed out once and acked: both entries are in the bucket of acks of that time
-  local bucket = math.floor(now_ms() / HISTORY_AFTER_MS)
-  local acked = redis.call('HGET', acked_history_key(bucket), id) or redis.call('HGET', acked_history_key(bucket - 1), id)
-  for entry in string.gmatch(acked or '', '[^\n]+') do table.insert(entries, entry) end
+-- the current hand-out, when its list does not hold it, is told by its call's hand-out record
+local entry = redis.call('HGET', K.deliveries, id)
+local n, _, mark, _, listed = delivery_state(id, entry)
+if n and not listed then
+  local record = redis.call('GET', handout_key(mark))
+  local at, deadline, recipient = string.match(record or '', '^(%S+) (%S+) (.*)$')
+  if at then table.insert(entries, 'D ' .. at .. ' ' .. n .. ' ' .. deadline .. ' ' .. recipient) end
 end
 if not state then
   local last = entries[#entries]
   if not last then return {} end
   local kind = string.sub(last, 1, 1)
-  state = kind == 'A' and 'ACKED' or kind == 'F' and 'DROPPED' or 'EXPIRED'
+  -- an event redriven, then acked on its next delivery, left its list without that delivery
+  local redrivenSeq = kind == 'R' and tonumber(string.match(last, '^R %d+ (%d+)'))
+  if kind == 'A' or (redrivenSeq and was_acked(cfg, redrivenSeq)) then
+    state = 'ACKED'
+  else
+    state = kind == 'F' and 'DROPPED' or 'EXPIRED'
+  end
 end
 local result = {state}
 for _, entry in ipairs(entries) do

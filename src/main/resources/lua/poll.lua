@@ -13,13 +13,16 @@
 --         maxUnackedTotal left), '' for no limit but the consumer's maxUnacked
 -- ARGV[7] the ledger hold of that room ('' for none): the answer then ends with the consumer's
 --         figures (spool_figures), which the node hands the ledger in place of the hold
--- ARGV[8] the mark of this call's deliveries (hex, random: see ack_id)
+-- ARGV[8] the mark of this call's deliveries (16 hex digits, random: see ack_id)
 -- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal), nextDue, number of
--- figures at the end (0 without a hold), ackId1, blob1, deliveryCount1, deadline1, ...}, {-1} when
--- the consumer does not exist, {-2, ms left} when it is blocked by its rate limit, or {-3} when it
--- is disabled. nextDue: when the scheduler next has work for the consumer, when this call's
--- deadline may be its earliest timed work, else -1 (nothing to file). In auto ack mode ackIds and
--- deadlines are ''.
+-- figures at the end (0 without a hold), the consumer's salt, the deliveries' deadline, eventId1,
+-- seq1, deliveryCount1, blob1, ...}, {-1} when the consumer does not exist, {-2, ms left} when it
+-- is blocked by its rate limit, or {-3} when it is disabled. nextDue: when the scheduler next has
+-- work for the consumer, when this call's deadline may be its earliest timed work, else -1
+-- (nothing to file). The node makes the ackIds (AckIds.java) from eventId, seq, deliveryCount,
+-- mark and salt; in auto ack mode there are none.
+-- A batch key holds "eventId entry eventId entry ..." (its deliveries entries), and the call's
+-- hand-out record (handout_key) what the events' history tells of the hand-out.
 local cfg = settings()
 if not cfg then return {-1} end
 if not cfg.enabled then
@@ -36,8 +39,9 @@ local max = tonumber(ARGV[1])
 local mark = ARGV[8]
 local deadline = now + cfg.ackTimeoutMs
 local deadlineArg, nowArg = string.format('%d', deadline), string.format('%d', now)
-local out = {1, now, 0, -1, 0}
-local ackIds = {}
+local out = {1, now, 0, -1, 0, cfg.salt, deadline}
+-- what the batch key holds
+local batchItems = {}
 local handed, redelivered = 0, 0
 
 make_due_stale(cfg, now, 1000)
@@ -82,19 +86,31 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     drop_ttl(id)
     spool_less(id, #blob)
     remember_ack(cfg, tonumber(seq))
-    note_ack(id, nowArg, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5])
-    table.insert(out, '')
-    table.insert(out, blob)
+    if from then
+      -- a redelivery has a list of its history: this hand-out, and its end, go there
+      push_history(id, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5], 'A ' .. nowArg)
+      redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
+    end
+    table.insert(out, id)
+    table.insert(out, seq)
     table.insert(out, n)
-    table.insert(out, '')
+    table.insert(out, blob)
     return
   end
-  -- a redelivery's earlier hand-out entry goes to the event's list first (its HSET comes before
-  -- the gathered one below)
-  if from then flush_handout(id) end
+  local entry = n .. ':' .. seq .. ':' .. mark
+  if from then
+    -- a redelivery has a list of its history: the earlier hand-out's entry (if not there yet) and
+    -- this one's go there (take_handout's HSET comes before the gathered one below)
+    local earlier = take_handout(id)
+    local handout = 'D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5]
+    if earlier then push_history(id, earlier, handout) else push_history(id, handout) end
+    entry = entry .. LISTED
+  end
   local w = handedOut
   table.insert(w.deliveries, id)
-  table.insert(w.deliveries, n .. ':' .. seq .. ':' .. mark .. '|D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
+  table.insert(w.deliveries, entry)
+  table.insert(batchItems, id)
+  table.insert(batchItems, entry)
   table.insert(w.pending, deadlineArg)
   table.insert(w.pending, id)
   if from then
@@ -110,12 +126,10 @@ local function hand_out(id, seq, n, from, firstAt, blob)
   elseif from then
     redis.call('ZREM', K.expiry, id)
   end
-  local ackId = ack_id(cfg, id, seq, n, mark)
-  table.insert(ackIds, ackId)
-  table.insert(out, ackId)
-  table.insert(out, blob)
+  table.insert(out, id)
+  table.insert(out, seq)
   table.insert(out, n)
-  table.insert(out, deadline)
+  table.insert(out, blob)
 end
 
 local stale = redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, max)
@@ -172,12 +186,15 @@ touch_acked()
 
 -- the scheduler's entry is never later than the consumer's earliest timed work: only a deadline
 -- earlier than every other pending one may need filing (see DueTimes)
-if #ackIds > 0 and tonumber(redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')[2]) >= deadline then
+if #batchItems > 0 and tonumber(redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')[2]) >= deadline then
   out[4] = next_due(cfg, deadline)
 end
 
-if #ackIds > 0 then
-  redis.call('SET', KEYS[EXTRA_KEY], table.concat(ackIds, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
+if #batchItems > 0 then
+  -- both outlive any delivery of this call: its deadline, and the time the scheduler may take
+  local kept = cfg.ackTimeoutMs + 3600000
+  redis.call('SET', KEYS[EXTRA_KEY], table.concat(batchItems, ' '), 'PX', kept)
+  redis.call('SET', handout_key(mark), nowArg .. ' ' .. deadlineArg .. ' ' .. ARGV[5], 'PX', kept)
 end
 
 local waiter, wait = ARGV[2], tonumber(ARGV[3])

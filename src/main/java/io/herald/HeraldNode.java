@@ -2,6 +2,7 @@ package io.herald;
 
 import io.herald.ack.AckTrackerVerticle;
 import io.herald.ack.Acks;
+import io.herald.ack.ConsumerSalts;
 import io.herald.ack.Settlements;
 import io.herald.auth.ApiKeys;
 import io.herald.auth.Authenticator;
@@ -94,19 +95,20 @@ public final class HeraldNode {
     String node = HexFormat.of().formatHex(SECURE_RANDOM.generateSeed(6));
     AtomicInteger instances = new AtomicInteger();
     RedisClock clock = new RedisClock();
+    ConsumerSalts salts = new ConsumerSalts();
 
     return Future.all(config.consumers().values().stream().map(consumers::put).toList())
         .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))
         .compose(ok -> directory.reload())
         .compose(ok -> topics.reload())
         .compose(ok -> deploy(vertx, deployments, new NotificationVerticle(stores, directory, topics, node), 1))
-        .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores), 1))
+        .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores, salts), 1))
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
         .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, ledger), 1))
         .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger, clock), 1))
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(
-                apiServices(vertx, config, stores.get(), directory, topics, ledger, clock,
+                apiServices(vertx, config, stores.get(), directory, topics, ledger, clock, salts,
                     node + "/" + instances.incrementAndGet()),
                 directory, topics, ledger, host, port, config.http(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))
@@ -119,13 +121,13 @@ public final class HeraldNode {
 
   /** The services of one HTTP verticle instance, on its own pipelined connection {@code store}. */
   private static ApiServices apiServices(Vertx vertx, HeraldConfig config, RedisStore store, ConsumerDirectory directory,
-      TopicDirectory topics, SpoolLedger ledger, RedisClock clock, String waiterPrefix) {
+      TopicDirectory topics, SpoolLedger ledger, RedisClock clock, ConsumerSalts salts, String waiterPrefix) {
     HeraldConfig.Http http = config.http();
     DueTimes dueTimes = new DueTimes(vertx, store);
     HoldSettler settler = new HoldSettler(vertx, store, ledger);
     PublishService publisher = new PublishService(vertx, store, directory, topics, ledger, settler, http.maxEventBytes(),
         dueTimes, config.publishing().idempotencyWindowMs(), clock);
-    PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, waiterPrefix);
+    PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, salts, waiterPrefix);
     Acks acks = new Acks(vertx, config.redis().timeoutMs());
     Settlements settlements = new Settlements(store, dueTimes);
     WebSocketGateway sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, settlements, publisher,

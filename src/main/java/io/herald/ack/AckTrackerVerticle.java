@@ -38,15 +38,21 @@ public final class AckTrackerVerticle extends VerticleBase {
   /** Most acks in one script call, before the batch that crosses it. */
   static final int MAX_ACKS_PER_CALL = 1000;
 
+  /** Retries of a call whose salt was not the consumer's, before it fails. */
+  private static final int SALT_RETRIES = 3;
+
   private final Supplier<RedisStore> stores;
+  private final ConsumerSalts salts;
   private RedisStore store;
   private MessageConsumer<JsonObject> consumer;
   /** Per consumer: the items of the next call, and the acks they stand for. */
   private final Map<String, List<Item>> waiting = new HashMap<>();
   private final Map<String, Integer> waitingAcks = new HashMap<>();
 
-  public AckTrackerVerticle(Supplier<RedisStore> stores) {
+  /** @param salts the consumers' salts as this node heard them, to check ackIds with */
+  public AckTrackerVerticle(Supplier<RedisStore> stores, ConsumerSalts salts) {
     this.stores = stores;
+    this.salts = salts;
   }
 
   /** One ack request, answered once each of its ackIds and batches has its result. */
@@ -56,7 +62,8 @@ public final class AckTrackerVerticle extends VerticleBase {
     final JsonArray batchAckIds;
     final JsonArray batchSizes;
     final String[] statuses;
-    final Response[] batchRows;
+    /** Per batch, its rows of the protocol's results. */
+    final JsonArray[] batchRows;
     int missing;
     /** Answered, or failed: a request split over calls fails with the first call that fails. */
     boolean over;
@@ -67,7 +74,7 @@ public final class AckTrackerVerticle extends VerticleBase {
       this.batchAckIds = message.body().getJsonArray("batchAckIds");
       this.batchSizes = message.body().getJsonArray("batchSizes");
       this.statuses = new String[ackIds.size()];
-      this.batchRows = new Response[batchAckIds.size()];
+      this.batchRows = new JsonArray[batchAckIds.size()];
       this.missing = statuses.length + batchRows.length;
     }
   }
@@ -128,48 +135,97 @@ public final class AckTrackerVerticle extends VerticleBase {
   private void flush(String name) {
     List<Item> items = waiting.remove(name);
     waitingAcks.remove(name);
-    if (items == null) {
-      return;
+    if (items != null) {
+      call(name, items, SALT_RETRIES);
     }
+  }
+
+  /**
+   * One script call for the items; the node reads the ackIds with the salt it knows of the
+   * consumer, and the script tells when that is not the consumer's (then it is called again).
+   */
+  private void call(String name, List<Item> items, int retries) {
+    String salt = salts.get(name);
     List<String> keys = new ArrayList<>(Keys.consumer(name));
-    List<Item> ackIds = new ArrayList<>();
+    List<Item> named = new ArrayList<>();
+    // UNKNOWN once the script confirmed that the salt they failed with is the consumer's
+    List<Item> rejected = new ArrayList<>();
     List<Item> batches = new ArrayList<>();
+    List<Object> args = new ArrayList<>();
+    args.add(ConsumerSalts.fingerprint(salt));
+    args.add(0);
     for (Item item : items) {
       if (item.batch()) {
         batches.add(item);
         keys.add(Keys.batch(name, item.id()));
-      } else {
-        ackIds.add(item);
+        continue;
+      }
+      AckIds.Delivery delivery = salt == null ? null : AckIds.read(item.id(), salt);
+      if (delivery == null && salt != null) {
+        rejected.add(item);
+        continue;
+      }
+      named.add(item);
+      if (delivery != null) {
+        args.add(delivery.eventId());
+        args.add(delivery.entry());
+        args.add(delivery.seq());
       }
     }
-    List<Object> args = new ArrayList<>();
-    args.add(ackIds.size());
-    ackIds.forEach(item -> args.add(item.id()));
+    args.set(1, salt == null ? 0 : named.size());
     args.add(MAX_ACKS_PER_CALL);
     store.eval(Script.ACK, keys, args).onComplete(done -> {
       if (done.failed()) {
         fail(items, ApiException.from(done.cause(), true));
-      } else if (done.result().type() != ResponseType.MULTI) {
+        return;
+      }
+      Response reply = done.result();
+      if (reply.type() != ResponseType.MULTI) {
         fail(items, ApiException.unknownConsumer(name));
-      } else {
-        Response reply = done.result();
-        for (int i = 0; i < ackIds.size(); i++) {
-          Item item = ackIds.get(i);
-          item.request().statuses[item.index()] = reply.get(0).get(i).toString();
-          settled(item.request());
+        return;
+      }
+      if (reply.get(0).type() != ResponseType.MULTI) {
+        // {-4, salt}: the ackIds were read with another salt than the consumer's
+        salts.heard(name, reply.get(1).toString());
+        if (retries == 0) {
+          fail(items, ApiException.from(new IllegalStateException("the consumer's salt keeps changing"), true));
+        } else {
+          call(name, items, retries - 1);
         }
-        for (int b = 0; b < batches.size(); b++) {
-          Item item = batches.get(b);
-          Response rows = reply.get(b + 1);
-          if (rows.type() != ResponseType.MULTI) {
-            enqueue(name, item); // left for another call: the script had done enough
-          } else {
-            item.request().batchRows[item.index()] = rows;
-            settled(item.request());
-          }
+        return;
+      }
+      for (Item item : rejected) {
+        item.request().statuses[item.index()] = "UNKNOWN"; // not an ackId this consumer gave out
+        settled(item.request());
+      }
+      for (int i = 0; i < named.size(); i++) {
+        Item item = named.get(i);
+        item.request().statuses[item.index()] = reply.get(0).get(i).toString();
+        settled(item.request());
+      }
+      for (int b = 0; b < batches.size(); b++) {
+        Item item = batches.get(b);
+        Response rows = reply.get(b + 1);
+        if (rows.type() != ResponseType.MULTI) {
+          enqueue(name, item); // left for another call: the script had done enough
+        } else {
+          item.request().batchRows[item.index()] = results(salt, rows);
+          settled(item.request());
         }
       }
     });
+  }
+
+  /** A batch's rows as the script gives them (eventId, deliveries entry, status) as the protocol's results. */
+  private static JsonArray results(String salt, Response rows) {
+    JsonArray results = new JsonArray();
+    for (int i = 0; i + 2 < rows.size(); i += 3) {
+      String entry = rows.get(i + 1).toString();
+      // an older version's batch holds the ackIds themselves, and then no entries
+      String ackId = entry.isEmpty() ? rows.get(i).toString() : AckIds.ofEntry(salt, rows.get(i).toString(), entry);
+      results.add(new JsonObject().put("ackId", ackId).put("status", rows.get(i + 2).toString()));
+    }
+    return results;
   }
 
   private static void fail(List<Item> items, ApiException failure) {
@@ -199,13 +255,11 @@ public final class AckTrackerVerticle extends VerticleBase {
       results.add(new JsonObject().put("ackId", request.ackIds.getValue(i)).put("status", request.statuses[i]));
     }
     for (int b = 0; b < request.batchRows.length; b++) {
-      Response rows = request.batchRows[b];
-      if (rows.size() == 0) {
+      JsonArray rows = request.batchRows[b];
+      if (rows.isEmpty()) {
         results.add(new JsonObject().put("batchAckId", request.batchAckIds.getValue(b)).put("status", "UNKNOWN"));
       }
-      for (int i = 0; i < rows.size(); i += 2) {
-        results.add(new JsonObject().put("ackId", rows.get(i).toString()).put("status", rows.get(i + 1).toString()));
-      }
+      results.addAll(rows);
     }
     request.message.reply(new JsonObject().put("results", results));
   }

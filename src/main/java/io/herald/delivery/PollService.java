@@ -1,5 +1,7 @@
 package io.herald.delivery;
 
+import io.herald.ack.AckIds;
+import io.herald.ack.ConsumerSalts;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.ApiException;
 import io.herald.quota.HoldSettler;
@@ -32,8 +34,11 @@ public final class PollService {
   private static final System.Logger LOG = System.getLogger(PollService.class.getName());
   /** How soon a long poll held back by maxUnackedTotal asks again, whatever wakes it meanwhile. */
   static final long ROOM_RECHECK_MS = 1000;
-  /** Where the poll script's answer lists the first event (after status, time, heldBack, nextDue, figures count). */
-  private static final int FIRST_EVENT = 5;
+  /**
+   * Where the poll script's answer lists the first event (after status, time, heldBack, nextDue,
+   * figures count, salt and deadline); each event takes 4 entries: eventId, seq, deliveryCount, blob.
+   */
+  private static final int FIRST_EVENT = 7;
 
   private final Vertx vertx;
   private final RedisStore store;
@@ -41,16 +46,19 @@ public final class PollService {
   private final DueTimes dueTimes;
   private final SpoolLedger ledger;
   private final HoldSettler settler;
+  private final ConsumerSalts salts;
   /** This node's id, as its wake-up channel and the events' history name it. */
   private final String node;
 
   /**
    * @param ledger       gives room under maxUnackedTotal, when one is configured
    * @param settler      gives that room back
+   * @param salts        where the consumers' salts the poll script tells are kept, for ackIds
    * @param waiterPrefix "node/instance": the wake-up address of this instance's polls
    */
   public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, SpoolLedger ledger, HoldSettler settler,
-      String waiterPrefix) {
+      ConsumerSalts salts, String waiterPrefix) {
+    this.salts = salts;
     this.vertx = vertx;
     this.store = store;
     this.dueTimes = dueTimes;
@@ -174,7 +182,9 @@ public final class PollService {
               if (handed > 0) {
                 dueTimes.file(consumer.name(), nextDue);
               }
-              finish(Future.succeededFuture(encode(reply, handed, auto ? null : batchAckId)));
+              String salt = reply.get(5).toString();
+              salts.heard(consumer.name(), salt);
+              finish(Future.succeededFuture(encode(reply, handed, auto ? null : batchAckId, salt, mark)));
             } else if (reply.get(2).toInteger() == 2) {
               // held back by maxUnackedTotal: the ledger tells of room once, and that may come
               // between this attempt and its parking, so a held-back poll also asks again soon
@@ -269,26 +279,30 @@ public final class PollService {
     });
   }
 
-  /** The protocol's batch body, each event's members spliced in as Redis holds them. */
-  private static Batch encode(Response reply, int handed, String batchAckId) {
+  /**
+   * The protocol's batch body, each event's members spliced in as Redis holds them; {@code batchAckId}
+   * null in auto ack mode (no ackIds then).
+   */
+  private static Batch encode(Response reply, int handed, String batchAckId, String salt, String mark) {
     List<String> ackIds = new ArrayList<>(handed);
     Buffer json = Buffer.buffer(256 + handed * 512);
     // the batch's size ends its batchAckId: the ack tracker packs its calls by it
     json.appendString("{\"batchAckId\":")
         .appendString(handed > 0 && batchAckId != null ? "\"" + batchAckId + String.format("%03x", handed) + "\"" : "null")
         .appendString(",\"events\":[");
+    String deadline = reply.get(6).toString();
     for (int i = 0; i < handed; i++) {
       int at = FIRST_EVENT + i * 4;
-      String ackId = reply.get(at).toString();
+      String deliveryCount = reply.get(at + 2).toString();
       json.appendString(i == 0 ? "{" : ",{");
-      if (!ackId.isEmpty()) {
+      if (batchAckId != null) {
+        String ackId = AckIds.make(salt, reply.get(at).toString(), reply.get(at + 1).toString(), deliveryCount, mark);
         ackIds.add(ackId);
         json.appendString("\"ackId\":\"").appendString(ackId).appendString("\",");
       }
-      json.appendBuffer(reply.get(at + 1).toBuffer())
-          .appendString(",\"deliveryCount\":").appendString(reply.get(at + 2).toString());
-      if (!ackId.isEmpty()) {
-        json.appendString(",\"ackDeadline\":").appendString(reply.get(at + 3).toString());
+      json.appendBuffer(reply.get(at + 3).toBuffer()).appendString(",\"deliveryCount\":").appendString(deliveryCount);
+      if (batchAckId != null) {
+        json.appendString(",\"ackDeadline\":").appendString(deadline);
       }
       json.appendString("}");
     }

@@ -66,6 +66,29 @@ class AckIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a consumer deleted and made again: a node that read ackIds with the old salt learns the new one, and an old ackId is UNKNOWN")
+  void consumerMadeAgain() {
+    String topic = unique("again");
+    JsonObject settings = new JsonObject().put("topics", new JsonArray().add(topic));
+    String consumer = unique("c");
+    assertEquals(201, http().putConsumer(consumer, settings).status());
+    http().publish(topic, event("old"));
+    // node A hears the first salt from its poll and its ack
+    String old = http().poll(consumer, new JsonObject()).ackIds().get(0);
+    assertEquals(Map.of(old, "ACKED"), statuses(http().ack(consumer, old)));
+
+    assertEquals(204, http().delete("/v1/admin/consumers/" + consumer).status());
+    assertEquals(201, http().putConsumer(consumer, settings).status());
+    http().publish(topic, event("new"));
+    Reply handed = nodeB.http().poll(consumer, new JsonObject().put("waitMs", 5000));
+    String fresh = handed.ackIds().isEmpty() ? null : handed.ackIds().get(0);
+    assertTrue(fresh != null, handed.body());
+    // node A still holds the first salt: the script tells it, and it reads the ackId again
+    assertEquals(Map.of(fresh, "ACKED"), statuses(http().ack(consumer, fresh)));
+    assertEquals(Map.of(old, "UNKNOWN"), statuses(http().ack(consumer, old)));
+  }
+
+  @Test
   @DisplayName("ten batches of 200 events acked in one request are settled by several script calls of at most 1,000 events each")
   void batchAcksAreSpreadOverBoundedCalls() {
     String topic = unique("bounded");

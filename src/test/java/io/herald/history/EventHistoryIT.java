@@ -55,28 +55,25 @@ class EventHistoryIT extends GatewayTest {
   }
 
   @Test
-  @DisplayName("an acked event's history says ACKED, and how it went out (here over a WebSocket)")
-  void ackedOverSocket() {
-    String topic = unique("acked");
+  @DisplayName("an unacked delivery's history says how it went out (here over a WebSocket)")
+  void deliveredOverSocket() {
+    String topic = unique("socket");
     String consumer = consumer(new JsonObject(), topic);
     String eventId = publishOne(topic);
     try (TestSocket socket = nodeA.consumerSocket(consumer)) {
       socket.send(new JsonObject().put("op", "poll"));
-      JsonObject batch = socket.next();
-      socket.send(new JsonObject().put("op", "ack").put("batchAckId", batch.getString("batchAckId")));
-      assertEquals("ackResult", socket.next().getString("type"));
+      socket.next();
+      JsonObject story = history(consumer, eventId);
+      assertEquals("DELIVERED", story.getString("state"));
+      JsonObject delivery = story.getJsonArray("deliveries").getJsonObject(0);
+      assertNull(delivery.getString("outcome"));
+      assertEquals("ws", delivery.getString("connection"));
+      assertEquals(delivery.getLong("handedOutAt") + 30_000, delivery.getLong("ackDeadline"));
     }
-    JsonObject story = history(consumer, eventId);
-    assertEquals("ACKED", story.getString("state"));
-    JsonObject delivery = story.getJsonArray("deliveries").getJsonObject(0);
-    assertEquals("ACKED", delivery.getString("outcome"));
-    assertEquals("ws", delivery.getString("connection"));
-    assertEquals(delivery.getLong("handedOutAt") + 30_000, delivery.getLong("ackDeadline"));
-    assertNull(story.getString("deadLetterReason"));
   }
 
   @Test
-  @DisplayName("a delivery shows while unacked; handed out once and acked costs no key of its own; a requeued one keeps every delivery in order")
+  @DisplayName("a delivery shows while unacked; acked on its first delivery an event leaves no history (only its ack bit); a requeued one keeps every delivery in order")
   void commonAndRequeuedLives() {
     String topic = unique("lives");
     String consumer = consumer(new JsonObject(), topic);
@@ -86,10 +83,10 @@ class EventHistoryIT extends GatewayTest {
     assertEquals("DELIVERED", pending.getString("state"));
     assertEquals(1, pending.getJsonArray("deliveries").getJsonObject(0).getInteger("deliveryCount"));
     http().ack(consumer, first.ackIds().get(0));
-    JsonObject acked = history(consumer, plain);
-    assertEquals("ACKED", acked.getString("state"));
-    assertEquals("ACKED", acked.getJsonArray("deliveries").getJsonObject(0).getString("outcome"));
+    assertEquals(404, nodeB.http().get("/v1/consumers/" + consumer + "/events/" + plain).status());
     assertFalse(RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:history:" + plain));
+    assertEquals("ALREADY_ACKED", http().ack(consumer, first.ackIds().get(0)).json()
+        .getJsonArray("results").getJsonObject(0).getString("status"));
 
     String requeued = publishOne(topic);
     Reply handed = http().poll(consumer, new JsonObject());
@@ -104,6 +101,26 @@ class EventHistoryIT extends GatewayTest {
     assertEquals("REQUEUED", deliveries.getJsonObject(0).getString("outcome"));
     assertEquals(2, deliveries.getJsonObject(1).getInteger("deliveryCount"));
     assertEquals("ACKED", deliveries.getJsonObject(1).getString("outcome"));
+  }
+
+  @Test
+  @DisplayName("an event redriven from the dead-letter queue, then acked on its next delivery, says ACKED")
+  void redrivenThenAcked() {
+    String topic = unique("redriven");
+    String consumer = consumer(new JsonObject().put("redelivery", new JsonObject().put("maxDeliveries", 1)), topic);
+    String eventId = publishOne(topic);
+    Reply batch = http().poll(consumer, new JsonObject());
+    http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray(batch.ackIds())).put("action", "REQUEUE").put("delayMs", 0));
+    assertEquals("DEAD_LETTERED", history(consumer, eventId).getString("state"));
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/dead-letters/redrive",
+        new JsonObject().put("eventIds", new JsonArray().add(eventId))).status());
+    Reply again = http().poll(consumer, new JsonObject().put("waitMs", 5000));
+    http().ack(consumer, again.ackIds().get(0));
+
+    JsonObject story = history(consumer, eventId);
+    assertEquals("ACKED", story.getString("state"), story.encode());
+    assertEquals("MAX_DELIVERIES", story.getString("deadLetterReason"));
   }
 
   @Test
