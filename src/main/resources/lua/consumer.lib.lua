@@ -11,8 +11,10 @@
 -- KEYS[6] pending     ZSET   eventId -> ack deadline: handed out, not acked, deadline ahead
 -- KEYS[7] stale       ZSET   eventId -> time it may be handed out again (deadline + backoff)
 -- KEYS[8] deliveries  HASH   eventId -> "deliveryCount:arrivalSequence:mark" while handed out
---                            (mark: see ack_id), ":firstHandOut" appended while it waits out a nack delay
--- KEYS[9] first       ZSET   eventId -> time of its first hand-out, while unacked
+--                            (mark: see ack_id), ":firstHandOut" appended while it waits out a nack
+--                            delay, LISTED once its history list holds the hand-out (see note)
+-- KEYS[9] first       ZSET   eventId -> time of its first hand-out, while unacked, for those whose
+--                            deadline does not tell it (see first_handout)
 -- KEYS[10] polls      ZSET   request id -> time, the poll requests of the last second (rate limit)
 -- KEYS[11] scheduled  ZSET   eventId -> when a requeued (nacked) event may go out again; such
 --                            events are not unacked (they do not count against maxUnacked)
@@ -495,6 +497,22 @@ local function expire(cfg, id, why, now, seq, n)
   fail(cfg, id, seq, tonumber(n or '0'), why, now)
 end
 
+-- The first hand-out of an unacked event: kept in K.first, unless it is on its first delivery and
+-- its deadline is as it was handed out (`deadline`): then its call's hand-out record tells it.
+local function first_handout(cfg, id, deadline)
+  local kept = redis.call('ZSCORE', K.first, id)
+  if kept then return kept end
+  local _, _, mark = delivery_state(id)
+  local record = mark and mark ~= '' and redis.call('GET', handout_key(mark))
+  return (record and string.match(record, '^(%d+) ')) or string.format('%d', deadline - cfg.ackTimeoutMs)
+end
+
+-- Keeps an unacked event's first hand-out in K.first before its deadline stops telling it (it
+-- lapses, or is extended).
+local function keep_first(cfg, id, deadline)
+  redis.call('ZADD', K.first, first_handout(cfg, id, deadline), id)
+end
+
 -- A delivery ended unacked at `at` (its deadline passed, or its socket closed): it becomes stale and
 -- waits out its backoff from then, or expires at once if its time ran out meanwhile, or goes to the
 -- dead-letter queue if another delivery would exceed maxDeliveries.
@@ -508,6 +526,7 @@ local function lapse(cfg, id, at, now)
     note(id, 'X ' .. at)
     fail(cfg, id, seq, n, 'MAX_DELIVERIES', now)
   else
+    keep_first(cfg, id, tonumber(redis.call('ZSCORE', K.pending, id)) or at)
     redis.call('ZADD', K.stale, at + backoff(cfg, n), id)
     redis.call('ZADD', K.expiry, ends, id)
     redis.call('ZREM', K.pending, id)

@@ -18,9 +18,12 @@ local function extend(ackId)
     return status == 'DEAD_LETTERED' and 'EXPIRED' or status
   end
   if current ~= n or currentSeq ~= seq or currentMark ~= mark then return 'EXPIRED' end
-  if not redis.call('ZSCORE', K.pending, id) and redis.call('ZREM', K.stale, id) == 0 then
+  local pendingDeadline = tonumber(redis.call('ZSCORE', K.pending, id))
+  if not pendingDeadline and redis.call('ZREM', K.stale, id) == 0 then
     return 'EXPIRED'
   end
+  -- a stale one's is kept already
+  if pendingDeadline then keep_first(cfg, id, pendingDeadline) end
   redis.call('ZADD', K.pending, deadline, id)
   note(id, 'E ' .. now .. ' ' .. deadline)
   local ends = ends_at(cfg, id)

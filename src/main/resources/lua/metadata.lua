@@ -8,7 +8,23 @@ local stale = redis.call('ZCARD', K.stale)
 local oldestBacklog = -1
 local head = redis.call('ZRANGE', K.backlog, 0, 0)
 if head[1] then oldestBacklog = published_at(head[1]) end
+-- K.first keeps the first hand-outs that deadlines no longer tell (redeliveries, lapsed and extended
+-- deliveries); of the other, first deliveries the earliest deadline tells the oldest (while
+-- ackTimeoutMs stays as they were handed out with), looked for among the first FIRST_LOOK ones
+local FIRST_LOOK = 100
 local oldestUnacked = tonumber(redis.call('ZRANGE', K.first, 0, 0, 'WITHSCORES')[2] or '-1')
+local earliest = redis.call('ZRANGE', K.pending, 0, FIRST_LOOK - 1, 'WITHSCORES')
+if #earliest > 0 then
+  local ids = {}
+  for i = 1, #earliest, 2 do table.insert(ids, earliest[i]) end
+  for i, kept in ipairs(redis.call('ZMSCORE', K.first, unpack(ids))) do
+    if not kept then
+      local handedOut = tonumber(earliest[2 * i]) - cfg.ackTimeoutMs
+      if oldestUnacked < 0 or handedOut < oldestUnacked then oldestUnacked = handedOut end
+      break
+    end
+  end
+end
 local result = {
   'now', now,
   'backlog', redis.call('ZCARD', K.backlog),

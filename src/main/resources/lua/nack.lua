@@ -27,7 +27,7 @@ local function nack(ackId)
   end
   -- waiting out the delay it is not unacked: it leaves pending/stale (and first, kept aside)
   if firstAt == '' then
-    firstAt = redis.call('ZSCORE', K.first, id) or string.format('%d', now)
+    firstAt = first_handout(cfg, id, tonumber(redis.call('ZSCORE', K.pending, id)) or now)
   end
   redis.call('ZREM', K.pending, id)
   redis.call('ZREM', K.stale, id)

@@ -48,6 +48,9 @@ make_due_stale(cfg, now, 1000)
 
 -- What the hand-outs of this call write, gathered for one variadic command each (see call_each).
 local handedOut = {deliveries = {}, pending = {}, first = {}}
+-- eventIds begin with their publish time in 12 hex digits: an id not below this one is retained
+-- past this call's deadline, which tells it without reading its time
+local retainedPast = string.format('%012x', deadline - cfg.retentionMs)
 
 -- seq and n are strings; from: K.stale or K.scheduled for a redelivery leaving that set, nil for
 -- a new event; firstAt: a requeued event's first hand-out; blob: the event's, false if it is gone
@@ -61,7 +64,8 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     end
     return
   end
-  local ends, why = ends_at(cfg, id)
+  local ends, why = math.huge, nil
+  if from or uses_ttl() or id < retainedPast then ends, why = ends_at(cfg, id) end
   if ends <= now then
     -- its time ran out before this hand-out: the dead-letter queue, not the client
     expire(cfg, id, why, now, seq, tonumber(n) - 1)
@@ -116,7 +120,9 @@ local function hand_out(id, seq, n, from, firstAt, blob)
   if from then
     redis.call('ZREM', from, id)
   end
-  if from ~= K.stale then
+  -- a first delivery's deadline tells its hand-out (see metadata.lua); a stale one's first
+  -- hand-out is kept already (lapse), a requeued one's was kept aside while it waited (nack.lua)
+  if from == K.scheduled then
     table.insert(w.first, firstAt or nowArg)
     table.insert(w.first, id)
   end

@@ -34,6 +34,39 @@ class PollIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("oldestUnackedAgeMs counts from the first hand-out, through a short extension and a redelivery")
+  void oldestUnackedThroughExtensionAndRedelivery() {
+    String topic = unique("age");
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 5000)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
+    http().publish(topic, event("slow"));
+    long beforePoll = System.currentTimeMillis();
+    Reply first = http().poll(consumer, new JsonObject());
+    long afterPoll = System.currentTimeMillis();
+    assertEquals(1, first.ackIds().size(), first.body());
+    assertAgeSince(consumer, beforePoll, afterPoll);
+
+    // a deadline sooner than the first one's: it no longer tells when the event went out
+    Reply extended = http().post("/v1/consumers/" + consumer + "/extend",
+        new JsonObject().put("ackIds", new io.vertx.core.json.JsonArray(first.ackIds())).put("extendMs", 1000));
+    assertEquals("EXTENDED", extended.results().getJsonObject(0).getString("status"), extended.body());
+    assertAgeSince(consumer, beforePoll, afterPoll);
+
+    Reply again = http().poll(consumer, new JsonObject().put("waitMs", 10_000));
+    assertEquals(2, again.events().getJsonObject(0).getInteger("deliveryCount"), again.body());
+    assertAgeSince(consumer, beforePoll, afterPoll);
+  }
+
+  /** The consumer's oldestUnackedAgeMs is that of an event handed out between the two times. */
+  private static void assertAgeSince(String consumer, long handedOutFrom, long handedOutBy) {
+    long before = System.currentTimeMillis();
+    long age = http().metadata(consumer).json().getLong("oldestUnackedAgeMs");
+    long after = System.currentTimeMillis();
+    assertTrue(age >= before - handedOutBy && age <= after - handedOutFrom,
+        age + " ms is not the age of an event handed out " + (before - handedOutBy) + ".." + (after - handedOutFrom) + " ms ago");
+  }
+
+  @Test
   @DisplayName("a script that fails inside Redis after writing answers 503 OUTCOME_UNKNOWN and is logged; the event is not lost and the node goes on serving")
   void scriptFailingPartWayIsOutcomeUnknown() {
     String topic = unique("broken");
@@ -41,27 +74,32 @@ class PollIT extends GatewayTest {
         .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
     String healthy = consumer(new JsonObject(), topic);
     String eventId = http().publish(topic, event(1)).results().getJsonObject(0).getString("eventId");
-    // a key of the wrong type: the poll script fails at its write there, after its first writes
-    String first = "herald:{c:" + consumer + "}:first";
-    RedisCli.send(redis.url(), Request.cmd(Command.SET).arg(first).arg("not a sorted set"));
+    String behind = http().publish(topic, event(2)).results().getJsonObject(0).getString("eventId");
+    // a key of the wrong type: the poll script fails there, after its hand-out's writes, when a full
+    // batch passes the wake-up on to a parked poll
+    String waiters = "herald:{c:" + consumer + "}:waiters";
+    RedisCli.send(redis.url(), Request.cmd(Command.SET).arg(waiters).arg("not a sorted set"));
     LoggedErrors errors = LoggedErrors.watch();
     try {
-      Reply failed = http().poll(consumer, max(10));
+      Reply failed = http().poll(consumer, max(1));
       assertEquals(503, failed.status(), failed.body());
       assertEquals("OUTCOME_UNKNOWN", failed.errorCode());
       assertTrue(errors.messages().stream().anyMatch(m -> m.contains("failed inside Redis")), errors.messages().toString());
       assertEquals(1, http().poll(healthy, max(1)).events().size());
     } finally {
       errors.close();
-      RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg(first));
+      RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg(waiters));
     }
-    // the half-made delivery was never the client's: it comes back at its deadline
-    List<String> redelivered = new ArrayList<>();
+    // the half-made delivery was never the client's: it comes back at its deadline, after the one
+    // still waiting in the backlog
+    List<String> handed = new ArrayList<>();
     await().atMost(Duration.ofSeconds(15)).until(() -> {
-      redelivered.addAll(http().poll(consumer, max(10).put("waitMs", 1000)).eventIds());
-      return !redelivered.isEmpty();
+      Reply batch = http().poll(consumer, max(10).put("waitMs", 1000));
+      handed.addAll(batch.eventIds());
+      batch.ackIds().forEach(ackId -> http().ack(consumer, ackId));
+      return handed.size() >= 2;
     });
-    assertEquals(List.of(eventId), redelivered);
+    assertEquals(List.of(behind, eventId), handed);
   }
 
   @Test
