@@ -317,20 +317,47 @@ local function remember_ack(cfg, seq)
   remember(cfg, seq, 'acked')
 end
 
--- remember_ack for many arrival sequences (numbers): one BITFIELD per segment they fall in.
-local function remember_acks(cfg, seqs)
+-- remember_ack for many arrival sequences (numbers): one BITFIELD per segment they fall in, each
+-- aligned run of 64 or 8 consecutive ones (a batch acked at once is one run) written as one field of
+-- all ones rather than bit by bit.
+local function remember_acks(cfg, given)
+  table.sort(given)
+  -- a run is told by its ends, so no sequence may appear twice
+  local seqs = {}
+  for _, seq in ipairs(given) do
+    if seq ~= seqs[#seqs] then table.insert(seqs, seq) end
+  end
   local bits = {}
-  for _, seq in ipairs(seqs) do
+  local i, count = 1, #seqs
+  while i <= count do
+    local seq = seqs[i]
     local segment = math.floor(seq / ACKED_SEGMENT_BITS)
+    local offset = seq % ACKED_SEGMENT_BITS
     local args = bits[segment]
     if not args then
       args = {}
       bits[segment] = args
     end
-    table.insert(args, 'SET')
-    table.insert(args, 'u1')
-    table.insert(args, seq % ACKED_SEGMENT_BITS)
-    table.insert(args, 1)
+    -- segments are whole multiples of 64 bits: an aligned run never crosses one
+    if offset % 64 == 0 and seqs[i + 63] == seq + 63 then
+      table.insert(args, 'SET')
+      table.insert(args, 'i64')
+      table.insert(args, '#' .. offset / 64)
+      table.insert(args, -1)
+      i = i + 64
+    elseif offset % 8 == 0 and seqs[i + 7] == seq + 7 then
+      table.insert(args, 'SET')
+      table.insert(args, 'u8')
+      table.insert(args, '#' .. offset / 8)
+      table.insert(args, 255)
+      i = i + 8
+    else
+      table.insert(args, 'SET')
+      table.insert(args, 'u1')
+      table.insert(args, offset)
+      table.insert(args, 1)
+      i = i + 1
+    end
   end
   for segment, args in pairs(bits) do
     local key = memory_segment(cfg, segment * ACKED_SEGMENT_BITS, 'acked')

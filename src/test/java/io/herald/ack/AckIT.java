@@ -66,6 +66,34 @@ class AckIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("acking part of a batch sets the ack bit of each acked event and of no other (runs of them are written whole)")
+  void ackBitsOfAPartialBatch() {
+    String topic = unique("bits");
+    String consumer = consumer(new JsonObject().put("maxPollRecords", 200), topic);
+    JsonArray many = new JsonArray();
+    for (int i = 0; i < 150; i++) {
+      many.add(event(i));
+    }
+    http().publish(topic, new JsonObject().put("events", many));
+    List<String> ackIds = http().poll(consumer, max(150)).ackIds();
+    assertEquals(150, ackIds.size());
+    // arrivals 1..150: 64..127 is a whole run of 64, 16..23 one of 8
+    List<String> skipped = List.of(ackIds.get(9), ackIds.get(140), ackIds.get(141), ackIds.get(149));
+    List<String> acked = ackIds.stream().filter(a -> !skipped.contains(a)).toList();
+    Map<String, Long> counts = countStatuses(http().ack(consumer, acked.toArray(String[]::new)));
+    assertEquals(Map.of("ACKED", 146L), counts);
+
+    String salt = RedisCli.send(redis.url(), Request.cmd(Command.HGET).arg("herald:{c:" + consumer + "}:meta").arg("salt"))
+        .toString();
+    for (String ackId : ackIds) {
+      long seq = Long.parseLong(ackId.split("\\.")[1]);
+      String segment = "herald:{c:" + consumer + "}:acked:" + salt.substring(0, 8) + ":" + seq / 65536;
+      int bit = RedisCli.send(redis.url(), Request.cmd(Command.GETBIT).arg(segment).arg(seq % 65536)).toInteger();
+      assertEquals(skipped.contains(ackId) ? 0 : 1, bit, "the ack bit of arrival " + seq);
+    }
+  }
+
+  @Test
   @DisplayName("a consumer deleted and made again: a node that read ackIds with the old salt learns the new one, and an old ackId is UNKNOWN")
   void consumerMadeAgain() {
     String topic = unique("again");
