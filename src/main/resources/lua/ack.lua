@@ -85,7 +85,7 @@ end
 local budget = tonumber(ARGV[3 * m + 3])
 
 -- the batches, read while fewer than budget deliveries were taken (see ack_each); a batch key
--- holds "eventId entry eventId entry ..." (poll.lua), or an older version's ackIds
+-- holds "mark eventId seq n ..." (poll.lua), or an older version's ackIds
 local batches, legacy = {}, {}
 for k = EXTRA_KEY, #KEYS do
   if #ids >= budget then
@@ -102,10 +102,11 @@ for k = EXTRA_KEY, #KEYS do
         table.insert(seqs, tonumber(seq or '0'))
       end
     else
-      for id, entry in string.gmatch(held, '(%S+) (%S+)') do
+      local mark = string.match(held, '^%x+')
+      for id, seq, n in string.gmatch(held, ' (%S+) (%S+) (%S+)') do
         table.insert(ids, id)
-        table.insert(entries, entry)
-        table.insert(seqs, tonumber(string.match(entry, '^%d+:(%d+):')))
+        table.insert(entries, n .. ':' .. seq .. ':' .. mark)
+        table.insert(seqs, tonumber(seq))
       end
     end
     batches[k] = {first, #ids}

@@ -21,8 +21,9 @@
 -- work for the consumer, when this call's deadline may be its earliest timed work, else -1
 -- (nothing to file). The node makes the ackIds (AckIds.java) from eventId, seq, deliveryCount,
 -- mark and salt; in auto ack mode there are none.
--- A batch key holds "eventId entry eventId entry ..." (its deliveries entries), and the call's
--- hand-out record (handout_key) what the events' history tells of the hand-out.
+-- A batch key holds "mark eventId seq n eventId seq n ..." (what its deliveries entries are made
+-- of, shortest: it is written for every call), and the call's hand-out record (handout_key) what
+-- the events' history tells of the hand-out.
 local cfg = settings()
 if not cfg then return {-1} end
 if not cfg.enabled then
@@ -114,7 +115,8 @@ local function hand_out(id, seq, n, from, firstAt, blob)
   table.insert(w.deliveries, id)
   table.insert(w.deliveries, entry)
   table.insert(batchItems, id)
-  table.insert(batchItems, entry)
+  table.insert(batchItems, seq)
+  table.insert(batchItems, n)
   table.insert(w.pending, deadlineArg)
   table.insert(w.pending, id)
   if from then
@@ -199,7 +201,7 @@ end
 if #batchItems > 0 then
   -- both outlive any delivery of this call: its deadline, and the time the scheduler may take
   local kept = cfg.ackTimeoutMs + 3600000
-  redis.call('SET', KEYS[EXTRA_KEY], table.concat(batchItems, ' '), 'PX', kept)
+  redis.call('SET', KEYS[EXTRA_KEY], mark .. ' ' .. table.concat(batchItems, ' '), 'PX', kept)
   redis.call('SET', handout_key(mark), nowArg .. ' ' .. deadlineArg .. ' ' .. ARGV[5], 'PX', kept)
 end
 

@@ -66,6 +66,22 @@ class AckIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a batch key written by 0.6.0 (its ackIds) is still acked by its batchAckId")
+  void batchOfEarlierVersion() {
+    String topic = unique("older");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2, 3));
+    Reply batch = http().poll(consumer, max(3));
+    String batchAckId = batch.json().getString("batchAckId");
+    RedisCli.send(redis.url(), Request.cmd(Command.SET)
+        .arg("herald:{c:" + consumer + "}:batch:" + batchAckId.substring(0, 32)).arg(String.join(" ", batch.ackIds())));
+    Reply acked = http().post("/v1/consumers/" + consumer + "/acks",
+        new JsonObject().put("batchAckIds", new JsonArray().add(batchAckId)));
+    Map<String, String> expected = batch.ackIds().stream().collect(Collectors.toMap(a -> a, a -> "ACKED"));
+    assertEquals(expected, statuses(acked));
+  }
+
+  @Test
   @DisplayName("acking part of a batch sets the ack bit of each acked event and of no other (runs of them are written whole)")
   void ackBitsOfAPartialBatch() {
     String topic = unique("bits");
