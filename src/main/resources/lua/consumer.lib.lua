@@ -239,7 +239,10 @@ local function take_handout(id)
   local n, _, mark = delivery_state(id, v)
   local record = mark ~= '' and redis.call('GET', handout_key(mark))
   local at, deadline, recipient = string.match(record or '', '^(%S+) (%S+) (.*)$')
-  return 'D ' .. (at or '0') .. ' ' .. n .. ' ' .. (deadline or '-') .. ' ' .. (recipient or '? ?')
+  -- no record: an entry an older version had moved to the list already, or one older than any
+  -- delivery's record lives
+  if not at then return nil end
+  return 'D ' .. at .. ' ' .. n .. ' ' .. deadline .. ' ' .. recipient
 end
 
 -- Moves the current hand-out's entry to the event's list, if it is not there yet.

@@ -24,7 +24,11 @@ local entries = redis.call('LRANGE', history_key(id), 0, -1)
 -- the current hand-out, when its list does not hold it, is told by its call's hand-out record
 local entry = redis.call('HGET', K.deliveries, id)
 local n, _, mark, _, listed = delivery_state(id, entry)
-if n and not listed then
+local legacy = string.match(entry or '', '|(.*)$')
+if legacy then
+  -- an older version's entry carries its hand-out entry itself
+  table.insert(entries, legacy)
+elseif n and not listed then
   local record = redis.call('GET', handout_key(mark))
   local at, deadline, recipient = string.match(record or '', '^(%S+) (%S+) (.*)$')
   if at then table.insert(entries, 'D ' .. at .. ' ' .. n .. ' ' .. deadline .. ' ' .. recipient) end
@@ -33,9 +37,9 @@ if not state then
   local last = entries[#entries]
   if not last then return {} end
   local kind = string.sub(last, 1, 1)
-  -- an event redriven, then acked on its next delivery, left its list without that delivery
-  local redrivenSeq = kind == 'R' and tonumber(string.match(last, '^R %d+ (%d+)'))
-  if kind == 'A' or (redrivenSeq and was_acked(cfg, redrivenSeq)) then
+  -- an event redriven, then acked on its next delivery (or handed out in auto ack mode), left its
+  -- list without that delivery: anything else after a redrive notes an entry
+  if kind == 'A' or kind == 'R' then
     state = 'ACKED'
   else
     state = kind == 'F' and 'DROPPED' or 'EXPIRED'

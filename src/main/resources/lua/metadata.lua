@@ -10,7 +10,8 @@ local head = redis.call('ZRANGE', K.backlog, 0, 0)
 if head[1] then oldestBacklog = published_at(head[1]) end
 -- K.first keeps the first hand-outs that deadlines no longer tell (redeliveries, lapsed and extended
 -- deliveries); of the other, first deliveries the earliest deadline tells the oldest (while
--- ackTimeoutMs stays as they were handed out with), looked for among the first FIRST_LOOK ones
+-- ackTimeoutMs stays as they were handed out with), looked for among the first FIRST_LOOK ones and
+-- read from its call's hand-out record
 local FIRST_LOOK = 100
 local oldestUnacked = tonumber(redis.call('ZRANGE', K.first, 0, 0, 'WITHSCORES')[2] or '-1')
 local earliest = redis.call('ZRANGE', K.pending, 0, FIRST_LOOK - 1, 'WITHSCORES')
@@ -19,7 +20,7 @@ if #earliest > 0 then
   for i = 1, #earliest, 2 do table.insert(ids, earliest[i]) end
   for i, kept in ipairs(redis.call('ZMSCORE', K.first, unpack(ids))) do
     if not kept then
-      local handedOut = tonumber(earliest[2 * i]) - cfg.ackTimeoutMs
+      local handedOut = tonumber(first_handout(cfg, ids[i], tonumber(earliest[2 * i])))
       if oldestUnacked < 0 or handedOut < oldestUnacked then oldestUnacked = handedOut end
       break
     end

@@ -15,7 +15,8 @@
 --         figures (spool_figures), which the node hands the ledger in place of the hold
 -- ARGV[8] the mark of this call's deliveries (16 hex digits, random: see ack_id)
 -- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal), nextDue, number of
--- figures at the end (0 without a hold), the consumer's salt, the deliveries' deadline, eventId1,
+-- figures at the end (0 without a hold), the consumer's salt, the deliveries' deadline ('' in auto
+-- ack mode), eventId1,
 -- seq1, deliveryCount1, blob1, ...}, {-1} when the consumer does not exist, {-2, ms left} when it
 -- is blocked by its rate limit, or {-3} when it is disabled. nextDue: when the scheduler next has
 -- work for the consumer, when this call's deadline may be its earliest timed work, else -1
@@ -40,7 +41,8 @@ local max = tonumber(ARGV[1])
 local mark = ARGV[8]
 local deadline = now + cfg.ackTimeoutMs
 local deadlineArg, nowArg = string.format('%d', deadline), string.format('%d', now)
-local out = {1, now, 0, -1, 0, cfg.salt, deadline}
+-- in auto ack mode no deadline: the node then makes no ackIds (its copy of the mode may be behind)
+local out = {1, now, 0, -1, 0, cfg.salt, cfg.auto and '' or deadline}
 -- what the batch key holds
 local batchItems = {}
 local handed, redelivered = 0, 0

@@ -40,8 +40,7 @@ local function redrive(id)
   -- back in the consumer's spool (not charged to its topic again)
   spool_more(bytes, 1)
   moved = moved + 1
-  -- its seq tells history.lua whether it was acked on its next delivery (which notes nothing)
-  note(id, 'R ' .. now .. ' ' .. seq)
+  note(id, 'R ' .. now)
   return 'REDRIVEN'
 end
 

@@ -176,7 +176,6 @@ public final class PollService {
               return;
             }
             int handed = (reply.size() - FIRST_EVENT - reply.get(4).toInteger()) / 4;
-            boolean auto = consumer.ackMode() == ConsumerSettings.AckMode.AUTO;
             if (handed > 0 || remainingMs == 0 || answer.future().isComplete()) {
               long nextDue = reply.get(3).toLong();
               if (handed > 0) {
@@ -184,6 +183,8 @@ public final class PollService {
               }
               String salt = reply.get(5).toString();
               salts.heard(consumer.name(), salt);
+              // the script's mode, not this node's copy of it, tells whether they need acks
+              boolean auto = reply.get(6).toString().isEmpty();
               finish(Future.succeededFuture(encode(reply, handed, auto ? null : batchAckId, salt, mark)));
             } else if (reply.get(2).toInteger() == 2) {
               // held back by maxUnackedTotal: the ledger tells of room once, and that may come

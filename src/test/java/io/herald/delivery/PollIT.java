@@ -34,6 +34,19 @@ class PollIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("whether a batch needs acks is what the script handed out by, not the node's copy of the ack mode")
+  void ackModeAsRedisHasIt() {
+    String topic = unique("mode");
+    String consumer = consumer(new JsonObject().put("ackMode", "auto"), topic);
+    http().publish(topic, event(1));
+    // explicit in Redis, while both nodes still hold the consumer as auto
+    RedisCli.hset(redis.url(), "herald:{c:" + consumer + "}:meta", "ackMode", "explicit");
+    Reply batch = http().poll(consumer, max(1));
+    assertEquals(1, batch.ackIds().size(), batch.body());
+    assertEquals("ACKED", http().ack(consumer, batch.ackIds().get(0)).results().getJsonObject(0).getString("status"));
+  }
+
+  @Test
   @DisplayName("oldestUnackedAgeMs counts from the first hand-out, through a short extension and a redelivery")
   void oldestUnackedThroughExtensionAndRedelivery() {
     String topic = unique("age");

@@ -124,6 +124,20 @@ class EventHistoryIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a delivery recorded by 0.6.0 (its hand-out entry in the deliveries entry) shows in the history")
+  void deliveryOfEarlierVersion() {
+    String topic = unique("older");
+    String consumer = consumer(new JsonObject(), topic);
+    String eventId = publishOne(topic);
+    String[] parts = http().poll(consumer, new JsonObject()).ackIds().get(0).split("\\.");
+    RedisCli.hset(redis.url(), "herald:{c:" + consumer + "}:deliveries", eventId,
+        "1:" + parts[1] + ":" + parts[3] + "|D 1000 1 31000 oldnode http");
+    JsonObject delivery = history(consumer, eventId).getJsonArray("deliveries").getJsonObject(0);
+    assertEquals("oldnode", delivery.getString("node"));
+    assertEquals(31_000L, delivery.getLong("ackDeadline"));
+  }
+
+  @Test
   @DisplayName("an event the consumer never held is 404")
   void unknownEvent() {
     String consumer = consumer(new JsonObject(), unique("none"));
