@@ -3,9 +3,10 @@
 -- KEYS[EXTRA_KEY..] batch keys, one per batchAckId
 -- ARGV[1] the first 8 characters of the consumer's salt that the node checked the tokens with ('' if
 --         it knows none yet)
--- ARGV[2] number of deliveries m, ARGV[3..3m+2] per delivery its eventId, its deliveries entry as
---         the ackId tells it ("n:seq:mark") and its arrival sequence
--- ARGV[3m+3] most acks before batches are left for another call (as ack_each)
+-- ARGV[2] number of deliveries m, ARGV[3..4m+2] per delivery its eventId, its deliveries entry as
+--         the ackId tells it ("n:seq:mark"), its arrival sequence and the event's size its mark
+--         tells ('' for a mark of an older version, which does not)
+-- ARGV[4m+3] most acks before batches are left for another call (as ack_each)
 -- Returns {statuses of the deliveries in order, then per batch key {eventId, entry, status, ...}
 -- ({} if unknown, 0 if left for another call; a batch written by an older version holds ackIds:
 -- then its rows are {ackId, '', status, ...})}; {-4, salt} when the node checked the tokens with
@@ -19,12 +20,13 @@ local acked_count = 0
 
 local DELIVERY = '^(%d+):(%d+):(%x+)$'
 
--- Settles the named deliveries (ids[i], entries[i] as their ackIds tell them, seqs[i] numbers) in
--- order, each event's structures changed by one variadic command for all; returns the statuses.
-local function ack_all(ids, entries, seqs)
+-- Settles the named deliveries (ids[i], entries[i] as their ackIds tell them, seqs[i] numbers,
+-- sizes[i] numbers or nil) in order, each event's structures changed by one variadic command for
+-- all; returns the statuses.
+local function ack_all(ids, entries, seqs, sizes)
   local statuses = {}
   local current = hmget(K.deliveries, ids)
-  local acked, ackedSeqs, listed, done = {}, {}, {}, {}
+  local acked, ackedSeqs, ackedSizes, listed, done = {}, {}, {}, {}, {}
   for i, id in ipairs(ids) do
     local entry, named = current[i], entries[i]
     if done[id] then
@@ -51,13 +53,14 @@ local function ack_all(ids, entries, seqs)
       done[id] = true
       table.insert(acked, id)
       table.insert(ackedSeqs, seqs[i])
+      -- the stored entry has the named delivery's mark, and with it the size the poll wrote
+      ackedSizes[#acked] = sizes[i]
     end
   end
   if #acked == 0 then return statuses end
   for _, id in ipairs(listed) do note_ack(id, now) end
-  -- HSTRLEN per event costs Redis less than bringing each blob into Lua for its length
-  for _, id in ipairs(acked) do
-    spool_less(id, redis.call('HSTRLEN', K.events, id))
+  for i, id in ipairs(acked) do
+    spool_less(id, ackedSizes[i] or redis.call('HSTRLEN', K.events, id))
   end
   call_each('HDEL', K.events, acked, 1)
   call_each('HDEL', K.deliveries, acked, 1)
@@ -75,17 +78,18 @@ local function ack_all(ids, entries, seqs)
   return statuses
 end
 
-local ids, entries, seqs = {}, {}, {}
+local ids, entries, seqs, sizes = {}, {}, {}, {}
 local m = tonumber(ARGV[2])
-for i = 3, 3 * m + 2, 3 do
+for i = 3, 4 * m + 2, 4 do
   table.insert(ids, ARGV[i])
   table.insert(entries, ARGV[i + 1])
   table.insert(seqs, tonumber(ARGV[i + 2]))
+  sizes[#ids] = tonumber(ARGV[i + 3])
 end
-local budget = tonumber(ARGV[3 * m + 3])
+local budget = tonumber(ARGV[4 * m + 3])
 
 -- the batches, read while fewer than budget deliveries were taken (see ack_each); a batch key
--- holds "mark eventId seq n ..." (poll.lua), or an older version's ackIds
+-- holds "mark eventId seq n size ..." (poll.lua), or an older version's ackIds
 local batches, legacy = {}, {}
 for k = EXTRA_KEY, #KEYS do
   if #ids >= budget then
@@ -103,17 +107,18 @@ for k = EXTRA_KEY, #KEYS do
       end
     else
       local mark = string.match(held, '^%x+')
-      for id, seq, n in string.gmatch(held, ' (%S+) (%S+) (%S+)') do
+      for id, seq, n, size in string.gmatch(held, ' (%S+) (%S+) (%S+) (%S+)') do
         table.insert(ids, id)
-        table.insert(entries, n .. ':' .. seq .. ':' .. mark)
+        table.insert(entries, n .. ':' .. seq .. ':' .. mark .. size)
         table.insert(seqs, tonumber(seq))
+        sizes[#ids] = tonumber(size)
       end
     end
     batches[k] = {first, #ids}
   end
 end
 
-local statuses = ack_all(ids, entries, seqs)
+local statuses = ack_all(ids, entries, seqs, sizes)
 local own = {}
 for i = 1, m do
   own[i] = statuses[i]

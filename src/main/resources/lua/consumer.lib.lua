@@ -156,10 +156,11 @@ end
 
 -- ackIds are "<eventId>.<seq>.<n>.<mark>.<token>": the event, its arrival sequence, the delivery's
 -- number (or, in the dead-letter and error queues, the queue's name), a mark that tells this
--- delivery from every other one of the event (random for hand-outs, passed in by the node, so that
--- no redrive resetting n and no Redis rollback repeating a hand-out ever repeats an ackId; the time
--- it entered the queue for queue reads), and the unguessable token: only this consumer's salt
--- produces it. All parts are strings.
+-- delivery from every other one of the event (for hand-outs the poll call's 16 random hex digits,
+-- passed in by the node, so that no redrive resetting n and no Redis rollback repeating a hand-out
+-- ever repeats an ackId, then the event's size in bytes, so that its ack need not read the blob;
+-- the time it entered the queue for queue reads), and the unguessable token: only this
+-- consumer's salt produces it. All parts are strings.
 local function ack_token(cfg, id, seq, n, mark)
   return string.sub(redis.sha1hex(cfg.salt .. ':' .. id .. ':' .. seq .. ':' .. n .. ':' .. mark), 1, 20)
 end
@@ -196,9 +197,10 @@ local function history_key(id)
 end
 
 -- The record of one poll call's hand-outs, "<time> <deadline> <node> <via>", named by the call's
--- mark and kept as long as a delivery of the call may be out (see poll.lua).
+-- mark (the first 16 hex digits of a delivery's) and kept as long as a delivery of the call may be
+-- out (see poll.lua).
 local function handout_key(mark)
-  return string.sub(K.meta, 1, -5) .. 'handout:' .. mark
+  return string.sub(K.meta, 1, -5) .. 'handout:' .. string.sub(mark, 1, 16)
 end
 
 -- Appends entries to the event's list. The list expires by itself, after anything the consumer can
@@ -214,7 +216,7 @@ end
 -- first hand-out time, as strings, and whether the event's list holds its current hand-out (or an
 -- older version's entry still carries it after '|'), of a handed-out event; nil if it is not.
 -- `entry`: its deliveries entry ("n:seq:mark", then ":firstHandOut" while it waits out a nack
--- delay, then LISTED; a mark is 16 hex digits), if read already. Entries written before delivery
+-- delay, then LISTED; a mark is 16 hex digits and the event's size), if read already. Entries written before delivery
 -- marks ("n:seq" or "n:seq:firstHandOut") have mark ''.
 local function delivery_state(id, entry)
   local v = entry or redis.call('HGET', K.deliveries, id)
@@ -223,7 +225,7 @@ local function delivery_state(id, entry)
   if not n then return nil end
   local listed = string.find(v, '[|+]') ~= nil
   local first, second = string.match(rest, '^([^:]*):?(.*)$')
-  if #first == 16 then return n, seq, first, second, listed end
+  if #first >= 16 then return n, seq, first, second, listed end
   return n, seq, '', first, listed
 end
 

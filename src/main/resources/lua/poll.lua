@@ -21,9 +21,9 @@
 -- is blocked by its rate limit, or {-3} when it is disabled. nextDue: when the scheduler next has
 -- work for the consumer, when this call's deadline may be its earliest timed work, else -1
 -- (nothing to file). The node makes the ackIds (AckIds.java) from eventId, seq, deliveryCount,
--- mark and salt; in auto ack mode there are none.
--- A batch key holds "mark eventId seq n eventId seq n ..." (what its deliveries entries are made
--- of, shortest: it is written for every call), and the call's hand-out record (handout_key) what
+-- mark with the blob's size, and salt; in auto ack mode there are none.
+-- A batch key holds "mark eventId seq n size eventId seq n size ..." (what its deliveries entries
+-- are made of, shortest: it is written for every call), and the call's hand-out record (handout_key) what
 -- the events' history tells of the hand-out.
 local cfg = settings()
 if not cfg then return {-1} end
@@ -104,7 +104,7 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     table.insert(out, blob)
     return
   end
-  local entry = n .. ':' .. seq .. ':' .. mark
+  local entry = n .. ':' .. seq .. ':' .. mark .. #blob
   if from then
     -- a redelivery has a list of its history: the earlier hand-out's entry (if not there yet) and
     -- this one's go there (take_handout's HSET comes before the gathered one below)
@@ -119,6 +119,7 @@ local function hand_out(id, seq, n, from, firstAt, blob)
   table.insert(batchItems, id)
   table.insert(batchItems, seq)
   table.insert(batchItems, n)
+  table.insert(batchItems, #blob)
   table.insert(w.pending, deadlineArg)
   table.insert(w.pending, id)
   if from then

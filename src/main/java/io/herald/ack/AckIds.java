@@ -10,6 +10,8 @@ import java.util.HexFormat;
  * {@code <eventId>.<seq>.<n>.<mark>.<token>}, the token being the first 20 hex digits of the SHA-1
  * of {@code salt:eventId:seq:n:mark} with the consumer's secret salt, exactly as {@code ack_token} in
  * consumer.lib.lua makes it (the scripts that still read ackIds themselves check the same token).
+ * A hand-out's mark is its poll call's 16 random hex digits followed by the event's size in bytes,
+ * so that the ack script need not read the blob for it.
  */
 public final class AckIds {
   private static final HexFormat HEX = HexFormat.of();
@@ -24,12 +26,21 @@ public final class AckIds {
 
   private AckIds() {}
 
+  private static final int CALL_MARK_HEX = 16;
+
   /**
    * What an ackId names: one delivery of an event.
    *
    * @param entry the event's deliveries entry while this is its latest delivery, {@code n:seq:mark}
+   * @param size  the event's size in bytes as its mark tells it, '' for a mark without it (made
+   *              by an older version)
    */
-  public record Delivery(String eventId, String seq, String entry) {}
+  public record Delivery(String eventId, String seq, String entry, String size) {}
+
+  /** The mark of a hand-out: its call's mark and the event's size. */
+  public static String mark(String callMark, int size) {
+    return callMark + size;
+  }
 
   public static String make(String salt, String eventId, String seq, String n, String mark) {
     return eventId + '.' + seq + '.' + n + '.' + mark + '.' + token(salt, eventId, seq, n, mark);
@@ -50,7 +61,9 @@ public final class AckIds {
         || !parts[4].equals(token(salt, parts[0], parts[1], parts[2], parts[3]))) {
       return null;
     }
-    return new Delivery(parts[0], parts[1], parts[2] + ':' + parts[1] + ':' + parts[3]);
+    String mark = parts[3];
+    String size = mark.length() > CALL_MARK_HEX && digits(mark.substring(CALL_MARK_HEX)) ? mark.substring(CALL_MARK_HEX) : "";
+    return new Delivery(parts[0], parts[1], parts[2] + ':' + parts[1] + ':' + mark, size);
   }
 
   private static String token(String salt, String eventId, String seq, String n, String mark) {

@@ -170,6 +170,7 @@ public final class AckTrackerVerticle extends VerticleBase {
         args.add(delivery.eventId());
         args.add(delivery.entry());
         args.add(delivery.seq());
+        args.add(delivery.size());
       }
     }
     args.set(1, salt == null ? 0 : named.size());

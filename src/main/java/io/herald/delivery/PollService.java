@@ -296,12 +296,14 @@ public final class PollService {
       int at = FIRST_EVENT + i * 4;
       String deliveryCount = reply.get(at + 2).toString();
       json.appendString(i == 0 ? "{" : ",{");
+      Buffer blob = reply.get(at + 3).toBuffer();
       if (batchAckId != null) {
-        String ackId = AckIds.make(salt, reply.get(at).toString(), reply.get(at + 1).toString(), deliveryCount, mark);
+        String ackId = AckIds.make(salt, reply.get(at).toString(), reply.get(at + 1).toString(), deliveryCount,
+            AckIds.mark(mark, blob.length()));
         ackIds.add(ackId);
         json.appendString("\"ackId\":\"").appendString(ackId).appendString("\",");
       }
-      json.appendBuffer(reply.get(at + 3).toBuffer()).appendString(",\"deliveryCount\":").appendString(deliveryCount);
+      json.appendBuffer(blob).appendString(",\"deliveryCount\":").appendString(deliveryCount);
       if (batchAckId != null) {
         json.appendString(",\"ackDeadline\":").appendString(deadline);
       }

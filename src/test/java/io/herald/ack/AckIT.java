@@ -66,6 +66,24 @@ class AckIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a delivery whose mark has no size (handed out by 0.6.0) is acked with its size read from Redis")
+  void markWithoutSize() {
+    String topic = unique("nosize");
+    String consumer = consumer(new JsonObject(), topic);
+    String eventId = http().publish(topic, event("old")).results().getJsonObject(0).getString("eventId");
+    String[] parts = http().poll(consumer, max(1)).ackIds().get(0).split("\\.");
+    String callMark = parts[3].substring(0, 16);
+    RedisCli.hset(redis.url(), "herald:{c:" + consumer + "}:deliveries", eventId, parts[2] + ":" + parts[1] + ":" + callMark);
+    String salt = RedisCli.send(redis.url(), Request.cmd(Command.HGET).arg("herald:{c:" + consumer + "}:meta").arg("salt"))
+        .toString();
+    String older = AckIds.make(salt, eventId, parts[1], parts[2], callMark);
+    assertEquals(Map.of(older, "ACKED"), statuses(http().ack(consumer, older)));
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("spooledBytes"), metadata.encode());
+    assertEquals(0, metadata.getLong("unacked"), metadata.encode());
+  }
+
+  @Test
   @DisplayName("a batch key written by 0.6.0 (its ackIds) is still acked by its batchAckId")
   void batchOfEarlierVersion() {
     String topic = unique("older");

@@ -13,9 +13,16 @@ class AckIdsTest {
   @DisplayName("an ackId names its delivery: eventId, seq and the deliveries entry n:seq:mark")
   void readsWhatItMade() {
     String ackId = AckIds.make(SALT, "019a2b3c4d5e-0011223344556677", "42", "3", "0123456789abcdef");
-    assertEquals(new AckIds.Delivery("019a2b3c4d5e-0011223344556677", "42", "3:42:0123456789abcdef"),
+    assertEquals(new AckIds.Delivery("019a2b3c4d5e-0011223344556677", "42", "3:42:0123456789abcdef", ""),
         AckIds.read(ackId, SALT));
     assertEquals(ackId, AckIds.ofEntry(SALT, "019a2b3c4d5e-0011223344556677", "3:42:0123456789abcdef"));
+  }
+
+  @Test
+  @DisplayName("a hand-out's mark carries the event's size after the call's 16 hex digits")
+  void sizeInTheMark() {
+    String ackId = AckIds.make(SALT, "019a2b3c4d5e-00", "7", "1", AckIds.mark("0123456789abcdef", 388));
+    assertEquals(new AckIds.Delivery("019a2b3c4d5e-00", "7", "1:7:0123456789abcdef388", "388"), AckIds.read(ackId, SALT));
   }
 
   @Test
