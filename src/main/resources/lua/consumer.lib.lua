@@ -1,4 +1,7 @@
--- Shared by every per-consumer script: it is prepended to each of them when they are loaded.
+-- Shared by every per-consumer script. On Redis 7 and later it is loaded once as a function
+-- library, each script a function of it; on earlier versions it is prepended to each script (see
+-- Script.java). Either way every call starts with begin_call: what depends on the call (its keys
+-- and arguments, what the library gathers while it runs) lives in the locals it sets.
 -- Every per-consumer script receives the same KEYS, all under the consumer's hash tag:
 -- KEYS[1] meta        HASH   settings, counters, salt, arrival sequence
 -- KEYS[2] backlog     ZSET   eventId -> arrival sequence: spooled, never handed out
@@ -30,12 +33,7 @@
 --                            figures include now -> when; the node removes them once the ledger knows
 -- Scripts may add keys of their own from KEYS[20] on (EXTRA_KEY).
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
-local K = {
-  meta = KEYS[1], backlog = KEYS[2], events = KEYS[3], expiry = KEYS[4], waiters = KEYS[5],
-  pending = KEYS[6], stale = KEYS[7], deliveries = KEYS[8], first = KEYS[9], polls = KEYS[10],
-  scheduled = KEYS[11], dead = KEYS[12], errors = KEYS[13], failures = KEYS[14], reasons = KEYS[15],
-  ttl = KEYS[16], charged = KEYS[17], topicBytes = KEYS[18], realized = KEYS[19],
-}
+local KEYS, ARGV, K
 local EXTRA_KEY = 20
 -- Variadic commands: one redis.call for many members costs far less than one per member (each
 -- call converts its arguments, and with AOF every write call is logged on its own). Lua's C stack
@@ -75,7 +73,7 @@ local function hmget(key, fields)
 end
 
 -- The consumer's name, as its keys spell it.
-local CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
+local CONSUMER
 -- A node's wake-up channel is this prefix and its id (Keys.wakeChannel on the Java side).
 local WAKE_CHANNEL_PREFIX = 'herald:wake:'
 -- Where a consumer's block is announced to every node (Keys.THROTTLE_CHANNEL).
@@ -89,7 +87,7 @@ local ACKED_MEMORY_MS = 600000
 
 -- How long an event's history list lives after each entry: longer than any event is held (see
 -- note). Set from the consumer's retention by settings().
-local held_history_ms = 2592000000
+local held_history_ms
 
 -- The consumer's settings, or nil when the consumer does not exist (deleted meanwhile).
 local function settings()
@@ -311,7 +309,7 @@ local function forget(id)
 end
 
 -- Remembers acks (and drops) for ACKED_MEMORY_MS; call touch_acked() once at the end of the script.
-local touched_segments = {}
+local touched_segments
 local function remember(cfg, seq, kind)
   local key = memory_segment(cfg, seq, kind)
   redis.call('SETBIT', key, seq % ACKED_SEGMENT_BITS, 1)
@@ -397,7 +395,7 @@ end
 -- Changes gather here and are written by the next count(). Whenever the spool or the unacked count
 -- changed, spoolVersion is bumped too, so that the gateway-wide ledger (quota_settle.lua) can tell
 -- a newer figure from an older one.
-local spool_change = {bytes = 0, events = 0, figures = false}
+local spool_change
 local charges_in_use
 
 -- The unacked count (pending + stale) changed: the ledger's figure of it is out of date.
@@ -722,4 +720,21 @@ local function one_by_one(settle_one)
     end
     return statuses
   end
+end
+
+-- Starts a call: its keys and arguments, and a fresh state for everything the library gathers.
+local function begin_call(keys, args)
+  KEYS, ARGV = keys, args
+  K = {
+    meta = keys[1], backlog = keys[2], events = keys[3], expiry = keys[4], waiters = keys[5],
+    pending = keys[6], stale = keys[7], deliveries = keys[8], first = keys[9], polls = keys[10],
+    scheduled = keys[11], dead = keys[12], errors = keys[13], failures = keys[14], reasons = keys[15],
+    ttl = keys[16], charged = keys[17], topicBytes = keys[18], realized = keys[19],
+  }
+  CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
+  held_history_ms = 2592000000
+  ttl_in_use = nil
+  touched_segments = {}
+  spool_change = {bytes = 0, events = 0, figures = false}
+  charges_in_use = nil
 end

@@ -97,7 +97,8 @@ public final class HeraldNode {
     RedisClock clock = new RedisClock();
     ConsumerSalts salts = new ConsumerSalts();
 
-    return Future.all(config.consumers().values().stream().map(consumers::put).toList())
+    return nodeStore.loadFunctions()
+        .compose(ok -> Future.all(config.consumers().values().stream().map(consumers::put).toList()))
         .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))
         .compose(ok -> directory.reload())
         .compose(ok -> topics.reload())

@@ -34,6 +34,8 @@ public final class RedisStore {
   private final boolean pipelined;
   private Future<RedisConnection> connection;
   private Consumer<String> spoolWatcher = consumer -> {};
+  /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
+  private volatile boolean noFunctions;
 
   private RedisStore(Vertx vertx, String url, int poolSize, long timeoutMs, boolean pipelined) {
     RedisOptions options = new RedisOptions()
@@ -112,16 +114,59 @@ public final class RedisStore {
     }
   }
 
-  /** Runs a script by SHA; when Redis does not know it (restart, failover) it is sent in full. */
+  /**
+   * Runs a script: as a function of {@link Script#LIBRARY} where it is one and Redis has functions,
+   * else by SHA. When Redis does not know the library or the script (restart, failover, a fresh
+   * Redis) it is loaded, or sent in full.
+   */
   public Future<Response> eval(Script script, List<String> keys, List<?> args) {
-    Future<Response> call = send(scriptRequest(Command.EVALSHA, script.sha(), keys, args))
-        .recover(failure -> isNoScript(failure)
-            ? send(scriptRequest(Command.EVAL, script.body(), keys, args))
-            : Future.failedFuture(failure));
+    String function = script.function();
+    Future<Response> call = function == null || noFunctions ? evalSha(script, keys, args)
+        : send(scriptRequest(Command.FCALL, function, keys, args)).recover(failure -> {
+          if (replyStarts(failure, "ERR unknown command")) {
+            noFunctions = true;
+            return evalSha(script, keys, args);
+          }
+          return replyStarts(failure, "ERR Function not found")
+              ? loadLibrary().compose(loaded -> send(scriptRequest(Command.FCALL, function, keys, args)))
+              : Future.failedFuture(failure);
+        });
     if (script.changesSpool()) {
       call.onComplete(done -> spoolWatcher.accept(Keys.consumerOf(keys.get(0))));
     }
     return call;
+  }
+
+  private Future<Response> evalSha(Script script, List<String> keys, List<?> args) {
+    return send(scriptRequest(Command.EVALSHA, script.sha(), keys, args))
+        .recover(failure -> replyStarts(failure, "NOSCRIPT")
+            ? send(scriptRequest(Command.EVAL, script.body(), keys, args))
+            : Future.failedFuture(failure));
+  }
+
+  /**
+   * Loads the function library unless Redis holds it already, so that calls find it (a node
+   * starting does this; calls load it themselves when Redis lost it). Before Redis 7 there is
+   * nothing to load: scripts go by SHA.
+   */
+  public Future<Void> loadFunctions() {
+    return send(Request.cmd(Command.FUNCTION).arg("LIST").arg("LIBRARYNAME").arg(Script.LIBRARY.name()))
+        .compose(listed -> listed.size() > 0 ? Future.<Void>succeededFuture() : loadLibrary().<Void>mapEmpty())
+        .recover(failure -> {
+          if (replyStarts(failure, "ERR unknown command")) {
+            noFunctions = true;
+            return Future.succeededFuture();
+          }
+          return Future.failedFuture(failure);
+        });
+  }
+
+  /** Loads the function library; one that another node loaded meanwhile is as good. */
+  private Future<Response> loadLibrary() {
+    return send(Request.cmd(Command.FUNCTION).arg("LOAD").arg(Script.LIBRARY.code()))
+        .recover(failure -> replyStarts(failure, "ERR Library '" + Script.LIBRARY.name() + "' already exists")
+            ? Future.succeededFuture()
+            : Future.failedFuture(failure));
   }
 
   /** A connection of its own, for SUBSCRIBE; the caller owns it and reconnects when it ends. */
@@ -151,9 +196,10 @@ public final class RedisStore {
     return request;
   }
 
-  private static boolean isNoScript(Throwable failure) {
+  /** Whether the failure is Redis' error reply starting with {@code prefix}. */
+  private static boolean replyStarts(Throwable failure, String prefix) {
     Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
-    return cause.getMessage() != null && cause.getMessage().startsWith("NOSCRIPT");
+    return cause.getMessage() != null && cause.getMessage().startsWith(prefix);
   }
 
   private static <T> Future<T> toStoreFailure(Throwable failure) {

@@ -42,7 +42,8 @@ class AckIT extends GatewayTest {
 
   /**
    * The batch keys of each script call with batch keys that Redis ran during {@code action} (none
-   * other may run then), read from the slow log with every command logged: EVALSHA sha numkeys keys...
+   * other may run then), read from the slow log with every command logged: FCALL function numkeys
+   * keys... (EVALSHA sha numkeys keys... before Redis 7)
    */
   private static List<Integer> batchKeysPerAckCall(Runnable action) {
     RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("slowlog-log-slower-than").arg(0));
@@ -54,7 +55,8 @@ class AckIT extends GatewayTest {
       for (Response entry : RedisCli.send(redis.url(), Request.cmd(Command.SLOWLOG).arg("GET").arg(100_000))) {
         Response args = entry.get(3);
         // the per-consumer scripts take 19 keys; an ack call adds one per batch
-        if (args.get(0).toString().equalsIgnoreCase("evalsha") && args.get(2).toInteger() >= 20) {
+        String command = args.get(0).toString();
+        if ((command.equalsIgnoreCase("fcall") || command.equalsIgnoreCase("evalsha")) && args.get(2).toInteger() >= 20) {
           batchKeys.add(0, args.get(2).toInteger() - 19);
         }
       }

@@ -45,6 +45,16 @@ public final class RedisCli {
     return 0;
   }
 
+  /** The major version of the Redis at {@code url}. */
+  public static int majorVersion(String url) {
+    java.util.regex.Matcher version = java.util.regex.Pattern.compile("redis_version:(\\d+)\\.")
+        .matcher(send(url, Request.cmd(Command.INFO).arg("server")).toString());
+    if (!version.find()) {
+      throw new IllegalStateException("INFO server tells no redis_version");
+    }
+    return Integer.parseInt(version.group(1));
+  }
+
   /** How many calls of {@code command} (lower case, e.g. "zadd") failed since Redis started, from INFO commandstats. */
   public static long failedCalls(String url, String command) {
     return commandStat(url, command, "failed_calls");

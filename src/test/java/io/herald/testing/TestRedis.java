@@ -35,6 +35,16 @@ public final class TestRedis implements AutoCloseable {
     }
   }
 
+  /** The binary shipped in the embedded-redis jar (Redis 6.2), whatever the PATH holds. */
+  public static TestRedis startEmbedded() {
+    try {
+      Path dir = Files.createTempDirectory("herald-redis-");
+      return new TestRedis(RedisProcess.start(RedisProcess.embeddedExecutable(), dir, 0, "everysec"), dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   private static File executable() {
     String path = System.getenv().getOrDefault("PATH", "");
     return Stream.of(path.split(File.pathSeparator))

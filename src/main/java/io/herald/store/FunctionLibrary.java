@@ -1,0 +1,54 @@
+package io.herald.store;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * Scripts sharing one Lua library, as a Redis function library ({@code FUNCTION LOAD}, Redis 7 and
+ * later): the library's code runs once when it is loaded, and each script is a function that starts
+ * with {@code begin_call(keys, args)} (consumer.lib.lua). The library's name carries a hash of
+ * what it holds, so nodes of different versions each call their own.
+ */
+final class FunctionLibrary {
+  private final String name;
+  private final String code;
+  private final List<Script> scripts;
+
+  FunctionLibrary(String shared, List<Script> scripts) {
+    this.scripts = List.copyOf(scripts);
+    StringBuilder content = new StringBuilder(shared);
+    this.scripts.forEach(script -> content.append('\n').append(script.name()).append('\n').append(script.own()));
+    this.name = "herald_" + sha1(content.toString()).substring(0, 12);
+    StringBuilder code = new StringBuilder("#!lua name=").append(name).append('\n').append(shared).append('\n');
+    for (Script script : this.scripts) {
+      code.append("redis.register_function('").append(functionOf(script)).append("', function(keys, args)\n")
+          .append("begin_call(keys, args)\n").append(script.own()).append("\nend)\n");
+    }
+    this.code = code.toString();
+  }
+
+  /** The function a script is, or null when it is not in this library. */
+  String functionOf(Script script) {
+    return scripts.contains(script) ? name + "_" + script.name() : null;
+  }
+
+  String name() {
+    return name;
+  }
+
+  /** What {@code FUNCTION LOAD} takes. */
+  String code() {
+    return code;
+  }
+
+  private static String sha1(String text) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
