@@ -24,8 +24,10 @@ final class FunctionLibrary {
     this.name = "herald_" + sha1(content.toString()).substring(0, 12);
     StringBuilder code = new StringBuilder("#!lua name=").append(name).append('\n').append(shared).append('\n');
     for (Script script : this.scripts) {
-      code.append("redis.register_function('").append(functionOf(script)).append("', function(keys, args)\n")
-          .append("begin_call(keys, args)\n").append(script.own()).append("\nend)\n");
+      String flag = script.writes().flag;
+      code.append("redis.register_function{function_name = '").append(functionOf(script))
+          .append("', flags = {").append(flag == null ? "" : "'" + flag + "'").append("}, callback = function(keys, args)\n")
+          .append("begin_call(keys, args)\n").append(script.own()).append("\nend}\n");
     }
     this.code = code.toString();
   }

@@ -123,7 +123,7 @@ public final class RedisStore {
     String function = script.function();
     Future<Response> call = function == null || noFunctions ? evalSha(script, keys, args)
         : send(scriptRequest(Command.FCALL, function, keys, args)).recover(failure -> {
-          if (replyStarts(failure, "ERR unknown command")) {
+          if (withoutFunctions(failure)) {
             noFunctions = true;
             return evalSha(script, keys, args);
           }
@@ -153,7 +153,7 @@ public final class RedisStore {
     return send(Request.cmd(Command.FUNCTION).arg("LIST").arg("LIBRARYNAME").arg(Script.LIBRARY.name()))
         .compose(listed -> listed.size() > 0 ? Future.<Void>succeededFuture() : loadLibrary().<Void>mapEmpty())
         .recover(failure -> {
-          if (replyStarts(failure, "ERR unknown command")) {
+          if (withoutFunctions(failure)) {
             noFunctions = true;
             return Future.succeededFuture();
           }
@@ -161,12 +161,21 @@ public final class RedisStore {
         });
   }
 
-  /** Loads the function library; one that another node loaded meanwhile is as good. */
+  /** Redis before 7, or a Redis user not allowed functions: scripts go by SHA. */
+  private static boolean withoutFunctions(Throwable failure) {
+    return replyStarts(failure, "ERR unknown command") || replyStarts(failure, "NOPERM");
+  }
+
+  /**
+   * Loads the function library; one that another node loaded meanwhile is as good. A load that
+   * failed ran no script: the call it was for was not sent.
+   */
   private Future<Response> loadLibrary() {
     return send(Request.cmd(Command.FUNCTION).arg("LOAD").arg(Script.LIBRARY.code()))
         .recover(failure -> replyStarts(failure, "ERR Library '" + Script.LIBRARY.name() + "' already exists")
             ? Future.succeededFuture()
-            : Future.failedFuture(failure));
+            : Future.failedFuture(new StoreException("Redis: the function library did not load: " + failure.getMessage(),
+                false, failure)));
   }
 
   /** A connection of its own, for SUBSCRIBE; the caller owns it and reconnects when it ends. */

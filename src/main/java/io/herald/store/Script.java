@@ -22,26 +22,26 @@ public final class Script {
   private static final String CONSUMER_LIB = read("consumer.lib.lua");
   private static final List<Script> PER_CONSUMER = new ArrayList<>();
 
-  public static final Script PUBLISH = perConsumer("publish", true);
-  public static final Script RETRACT = perConsumer("retract", true);
-  public static final Script POLL = perConsumer("poll", true);
-  public static final Script ACK = perConsumer("ack", true);
-  public static final Script REDELIVER = perConsumer("redeliver", true);
-  public static final Script METADATA = perConsumer("metadata", false);
-  public static final Script RELEASE = perConsumer("release", true);
-  public static final Script STILL_OUT = perConsumer("still_out", false);
-  public static final Script WAKE_NEXT = perConsumer("wake_next", false);
-  public static final Script ADMIT = perConsumer("admit", false);
-  public static final Script NACK = perConsumer("nack", true);
-  public static final Script EXTEND = perConsumer("extend", false);
-  public static final Script FAILED_POLL = perConsumer("failed_poll", false);
-  public static final Script FAILED_ACK = perConsumer("failed_ack", false);
-  public static final Script REDRIVE = perConsumer("redrive", true);
-  public static final Script FAILED_SIZES = perConsumer("failed_sizes", false);
-  public static final Script HISTORY = perConsumer("history", false);
-  public static final Script SPOOL_FIGURES = perConsumer("spool_figures", false);
-  public static final Script CONSUMER_PUT = perConsumer("consumer_put", false);
-  public static final Script CONSUMER_DELETE = perConsumer("consumer_delete", true);
+  public static final Script PUBLISH = perConsumer("publish", true, Writes.GROWS);
+  public static final Script RETRACT = perConsumer("retract", true, Writes.FREES);
+  public static final Script POLL = perConsumer("poll", true, Writes.FREES);
+  public static final Script ACK = perConsumer("ack", true, Writes.FREES);
+  public static final Script REDELIVER = perConsumer("redeliver", true, Writes.FREES);
+  public static final Script METADATA = perConsumer("metadata", false, Writes.READS);
+  public static final Script RELEASE = perConsumer("release", true, Writes.FREES);
+  public static final Script STILL_OUT = perConsumer("still_out", false, Writes.READS);
+  public static final Script WAKE_NEXT = perConsumer("wake_next", false, Writes.FREES);
+  public static final Script ADMIT = perConsumer("admit", false, Writes.FREES);
+  public static final Script NACK = perConsumer("nack", true, Writes.FREES);
+  public static final Script EXTEND = perConsumer("extend", false, Writes.FREES);
+  public static final Script FAILED_POLL = perConsumer("failed_poll", false, Writes.FREES);
+  public static final Script FAILED_ACK = perConsumer("failed_ack", false, Writes.FREES);
+  public static final Script REDRIVE = perConsumer("redrive", true, Writes.GROWS);
+  public static final Script FAILED_SIZES = perConsumer("failed_sizes", false, Writes.READS);
+  public static final Script HISTORY = perConsumer("history", false, Writes.READS);
+  public static final Script SPOOL_FIGURES = perConsumer("spool_figures", false, Writes.READS);
+  public static final Script CONSUMER_PUT = perConsumer("consumer_put", false, Writes.GROWS);
+  public static final Script CONSUMER_DELETE = perConsumer("consumer_delete", true, Writes.FREES);
   public static final Script DUE_LOWER = standalone("due_lower");
   public static final Script DUE_UPDATE = standalone("due_update");
   public static final Script DUE_LIST = standalone("due_list");
@@ -54,15 +54,34 @@ public final class Script {
   /** The per-consumer scripts as functions of one library, named by what it holds. */
   static final FunctionLibrary LIBRARY = new FunctionLibrary(TIME_LIB + "\n" + CONSUMER_LIB, PER_CONSUMER);
 
+  /**
+   * What a per-consumer script writes, which gives its function its flags: Redis refuses a
+   * function that may write whenever it refuses writes (out of memory, a failed save, too few
+   * replicas), so those that settle, take back or only bound what is held may run then, as EVAL
+   * scripts could, and those that only read say so.
+   */
+  enum Writes {
+    READS("no-writes"), FREES("allow-oom"), GROWS(null);
+
+    /** The function flag, or null for none. */
+    final String flag;
+
+    Writes(String flag) {
+      this.flag = flag;
+    }
+  }
+
   private final String name;
+  private final Writes writes;
   /** The script's own text, without the libraries (for the function library). */
   private final String own;
   private final String body;
   private final String sha;
   private final boolean changesSpool;
 
-  private Script(String name, String own, String body, boolean changesSpool) {
+  private Script(String name, String own, String body, boolean changesSpool, Writes writes) {
     this.name = name;
+    this.writes = writes;
     this.own = own;
     this.body = body;
     this.sha = sha1(body);
@@ -70,23 +89,23 @@ public final class Script {
   }
 
   /** @param changesSpool whether it may change the consumer's spooled bytes or events */
-  private static Script perConsumer(String name, boolean changesSpool) {
+  private static Script perConsumer(String name, boolean changesSpool, Writes writes) {
     String own = read(name + ".lua");
     // the library's locals shadow KEYS and ARGV: the call's are taken before it
     Script script = new Script(name, own, TIME_LIB + "\nlocal CALL_KEYS, CALL_ARGV = KEYS, ARGV\n" + CONSUMER_LIB
-        + "\nbegin_call(CALL_KEYS, CALL_ARGV)\n" + own, changesSpool);
+        + "\nbegin_call(CALL_KEYS, CALL_ARGV)\n" + own, changesSpool, writes);
     PER_CONSUMER.add(script);
     return script;
   }
 
   private static Script standalone(String name) {
     String own = read(name + ".lua");
-    return new Script(name, own, TIME_LIB + "\n" + own, false);
+    return new Script(name, own, TIME_LIB + "\n" + own, false, Writes.GROWS);
   }
 
   private static Script ledger(String name) {
     String own = read(name + ".lua");
-    return new Script(name, own, TIME_LIB + "\n" + read("ledger.lib.lua") + "\n" + own, false);
+    return new Script(name, own, TIME_LIB + "\n" + read("ledger.lib.lua") + "\n" + own, false, Writes.GROWS);
   }
 
   /** Its function in {@link #LIBRARY}, or null for a script that is not one. */
@@ -96,6 +115,10 @@ public final class Script {
 
   String own() {
     return own;
+  }
+
+  Writes writes() {
+    return writes;
   }
 
   /** True for per-consumer scripts that may change what the consumer has spooled. */

@@ -65,4 +65,29 @@ class ScriptCallsIT {
           .stream().map(library -> library.get("library_name").toString()).toList());
     }
   }
+
+  @Test
+  @DisplayName("out of memory (noeviction), the functions that settle or read still run, and a publish is refused")
+  void outOfMemory() {
+    try (TestRedis redis = TestRedis.start(); TestNode node = TestNode.start(redis)) {
+      Http http = node.http();
+      String name = "oom-" + System.nanoTime();
+      assertEquals(201, http.putConsumer(name, new JsonObject().put("topics", new JsonArray().add(name))).status());
+      http.publish(name, new JsonObject().put("payload", 1));
+      String ackId = http.poll(name, new JsonObject().put("waitMs", 5000)).ackIds().get(0);
+      RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("maxmemory-policy").arg("noeviction"));
+      RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("maxmemory").arg(1));
+      try {
+        Reply refused = http.publish(name, new JsonObject().put("payload", 2));
+        assertEquals(503, refused.status(), refused.body());
+        assertEquals(200, http.metadata(name).status());
+        if (RedisCli.majorVersion(redis.url()) >= 7) {
+          // a function without flags would be refused before it ran; EVAL scripts fail at their first growing write
+          assertEquals("ACKED", http.ack(name, ackId).results().getJsonObject(0).getString("status"));
+        }
+      } finally {
+        RedisCli.send(redis.url(), Request.cmd(Command.CONFIG).arg("SET").arg("maxmemory").arg(0));
+      }
+    }
+  }
 }
