@@ -88,7 +88,7 @@ for i = 3, 4 * m + 2, 4 do
 end
 local budget = tonumber(ARGV[4 * m + 3])
 
--- the batches, read while fewer than budget deliveries were taken (see ack_each); a batch key
+-- the batches, read while fewer than budget deliveries were taken (as ack_each); a batch key
 -- holds "mark eventId seq n size ..." (poll.lua), or an older version's ackIds
 local batches, legacy = {}, {}
 for k = EXTRA_KEY, #KEYS do
@@ -119,25 +119,11 @@ for k = EXTRA_KEY, #KEYS do
 end
 
 local statuses = ack_all(ids, entries, seqs, sizes)
-local own = {}
-for i = 1, m do
-  own[i] = statuses[i]
-end
-local result = {own}
-for k = EXTRA_KEY, #KEYS do
-  local range = batches[k]
-  if not range then
-    table.insert(result, 0)
-  else
-    local rows = {}
-    for i = range[1], range[2] do
-      table.insert(rows, legacy[i] or ids[i])
-      table.insert(rows, legacy[i] and '' or entries[i])
-      table.insert(rows, statuses[i])
-    end
-    table.insert(result, rows)
-  end
-end
+local result = settle_answer(statuses, m, batches, function(rows, i)
+  table.insert(rows, legacy[i] or ids[i])
+  table.insert(rows, legacy[i] and '' or entries[i])
+  table.insert(rows, statuses[i])
+end)
 count({acked = acked_count})
 touch_acked()
 -- room below maxUnacked: a poll held back by it may go on
