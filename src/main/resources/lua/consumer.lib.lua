@@ -227,22 +227,27 @@ local function delivery_state(id, entry)
   return n, seq, '', first, listed
 end
 
+-- The history entry of the hand-out a deliveries entry (nil for none) names, when the event's list
+-- does not hold it: an older version's entry carries it after '|', else its call's record tells
+-- it; nil when it is listed, or has no record (an entry an older version had moved to the list
+-- already, or one older than any delivery's record lives).
+local function handout_entry(entry)
+  local legacy = string.match(entry or '', '|(.*)$')
+  if legacy then return legacy end
+  local n, _, mark, _, listed = delivery_state(nil, entry or '')
+  if not n or listed or mark == '' then return nil end
+  local at, deadline, recipient = string.match(redis.call('GET', handout_key(mark)) or '', '^(%S+) (%S+) (.*)$')
+  if not at then return nil end
+  return 'D ' .. at .. ' ' .. n .. ' ' .. deadline .. ' ' .. recipient
+end
+
 -- The entry of the event's current hand-out when its list does not hold it yet, else nil; from
 -- then on its deliveries entry says LISTED, so the caller must write the entry to the list.
 local function take_handout(id)
   local v = redis.call('HGET', K.deliveries, id)
   if not v or string.find(v, LISTED, 1, true) then return nil end
-  local state, legacy = string.match(v, '^([^|]*)|(.*)$')
-  redis.call('HSET', K.deliveries, id, (state or v) .. LISTED)
-  -- an entry written by an older version carries its hand-out entry itself
-  if legacy then return legacy end
-  local n, _, mark = delivery_state(id, v)
-  local record = mark ~= '' and redis.call('GET', handout_key(mark))
-  local at, deadline, recipient = string.match(record or '', '^(%S+) (%S+) (.*)$')
-  -- no record: an entry an older version had moved to the list already, or one older than any
-  -- delivery's record lives
-  if not at then return nil end
-  return 'D ' .. at .. ' ' .. n .. ' ' .. deadline .. ' ' .. recipient
+  redis.call('HSET', K.deliveries, id, (string.match(v, '^([^|]*)|') or v) .. LISTED)
+  return handout_entry(v)
 end
 
 -- Moves the current hand-out's entry to the event's list, if it is not there yet.

@@ -22,17 +22,8 @@ elseif redis.call('ZSCORE', K.errors, id) then
 end
 local entries = redis.call('LRANGE', history_key(id), 0, -1)
 -- the current hand-out, when its list does not hold it, is told by its call's hand-out record
-local entry = redis.call('HGET', K.deliveries, id)
-local n, _, mark, _, listed = delivery_state(id, entry)
-local legacy = string.match(entry or '', '|(.*)$')
-if legacy then
-  -- an older version's entry carries its hand-out entry itself
-  table.insert(entries, legacy)
-elseif n and not listed then
-  local record = redis.call('GET', handout_key(mark))
-  local at, deadline, recipient = string.match(record or '', '^(%S+) (%S+) (.*)$')
-  if at then table.insert(entries, 'D ' .. at .. ' ' .. n .. ' ' .. deadline .. ' ' .. recipient) end
-end
+local handout = handout_entry(redis.call('HGET', K.deliveries, id))
+if handout then table.insert(entries, handout) end
 if not state then
   local last = entries[#entries]
   if not last then return {} end
