@@ -36,6 +36,12 @@ final class PushStream {
   /** The first check of a full window for deliveries settled elsewhere, and the longest interval. */
   static final long FIRST_CHECK_MS = 200;
   static final long MAX_CHECK_MS = 5_000;
+  /**
+   * Deadlines that pass within this of one another are looked at by one run of the window's
+   * deadline timer: one timer per socket, not one per pushed batch (at thousands of batches a second
+   * and a 30 s ack timeout, per-batch timers were 10⁵ live timers, each scanning the window).
+   */
+  static final long DEADLINE_GRAIN_MS = 100;
 
   private final Vertx vertx;
   private final ConsumerSettings consumer;
@@ -49,6 +55,9 @@ final class PushStream {
   private boolean fetching;
   private long checkTimer = -1;
   private long checkMs = FIRST_CHECK_MS;
+  private long deadlineTimer = -1;
+  /** When (System.nanoTime) the armed deadline timer fires. */
+  private long deadlineTimerAt;
   private Promise<Void> stopped = Promise.promise();
 
   /** @param blocked told the ms left when a fetch finds the consumer blocked by its rate limit */
@@ -67,6 +76,7 @@ final class PushStream {
       stopped = Promise.promise();
     }
     this.window = window;
+    dropPassed();
     fetch();
   }
 
@@ -75,11 +85,20 @@ final class PushStream {
     stopped.tryComplete();
     vertx.cancelTimer(checkTimer);
     checkTimer = -1;
+    vertx.cancelTimer(deadlineTimer);
+    deadlineTimer = -1;
   }
 
-  /** The deliveries pushed over this socket that are still unacked. */
+  /** The deliveries pushed over this socket that are still unacked and within their deadline. */
   List<String> unacked() {
-    return List.copyOf(outstanding.keySet());
+    long now = System.nanoTime();
+    List<String> unacked = new ArrayList<>();
+    outstanding.forEach((ackId, passesAt) -> {
+      if (passesAt - now > 0) {
+        unacked.add(ackId);
+      }
+    });
+    return unacked;
   }
 
   /** Deliveries of this socket that were acked (whatever the outcome) leave the window. */
@@ -181,11 +200,45 @@ final class PushStream {
     }
     long passesAt = System.nanoTime() + deadlineInMs * 1_000_000;
     ackIds.forEach(ackId -> outstanding.put(ackId, passesAt));
-    vertx.setTimer(deadlineInMs, t -> {
-      long now = System.nanoTime();
-      if (outstanding.values().removeIf(at -> at - now <= 0)) {
-        fetch();
-      }
+    if (!stopped.future().isComplete()) {
+      watchDeadline(passesAt);
+    }
+  }
+
+  /** Arms the deadline timer to fire after {@code passesAt}, unless it fires soon enough after it already. */
+  private void watchDeadline(long passesAt) {
+    long firesAt = passesAt + DEADLINE_GRAIN_MS * 1_000_000;
+    if (deadlineTimer >= 0 && deadlineTimerAt - firesAt <= 0) {
+      return; // it fires first and arms again for what is left
+    }
+    vertx.cancelTimer(deadlineTimer);
+    deadlineTimerAt = firesAt;
+    long delayMs = Math.max(1, (firesAt - System.nanoTime()) / 1_000_000);
+    deadlineTimer = vertx.setTimer(delayMs, t -> {
+      deadlineTimer = -1;
+      dropPassed();
     });
+  }
+
+  /** Deliveries whose deadline passed leave the window; the timer is armed for the earliest left. */
+  private void dropPassed() {
+    long now = System.nanoTime();
+    long earliest = 0;
+    boolean freed = false;
+    for (var entries = outstanding.values().iterator(); entries.hasNext(); ) {
+      long passesAt = entries.next();
+      if (passesAt - now <= 0) {
+        entries.remove();
+        freed = true;
+      } else if (earliest == 0 || passesAt - earliest < 0) {
+        earliest = passesAt; // (a nanoTime of exactly 0 only costs an early look)
+      }
+    }
+    if (!outstanding.isEmpty() && !stopped.future().isComplete()) {
+      watchDeadline(earliest);
+    }
+    if (freed) {
+      fetch();
+    }
   }
 }

@@ -160,6 +160,26 @@ class PushIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("an extension over the socket that brings the deadline nearer reopens the window at the new deadline")
+  void shortenedDeadlineReopensWindow() {
+    String topic = unique("shortened");
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 3_600_000)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
+    http().publish(topic, event("soon"));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      subscribe(socket, 1);
+      JsonObject first = pushed(socket, 1).get(0);
+      socket.send(new JsonObject().put("op", "extend").put("extendMs", 1_000)
+          .put("ackIds", new JsonArray().add(first.getString("ackId"))));
+      assertEquals("EXTENDED", socket.next().getJsonArray("results").getJsonObject(0).getString("status"));
+      // the window's deadline timer was armed for the hour; the extension's second must re-arm it
+      JsonObject again = pushed(socket, 1).get(0);
+      assertEquals(first.getString("eventId"), again.getString("eventId"));
+      assertEquals(2, again.getInteger("deliveryCount"));
+    }
+  }
+
+  @Test
   @DisplayName("after unsubscribe nothing is pushed; polls still work")
   void unsubscribeStops() {
     String topic = unique("unsub");
