@@ -69,9 +69,12 @@ local function ack_all(ids, entries, seqs, sizes)
     call_each('ZREM', K.stale, acked, 1)
     call_each('ZREM', K.scheduled, acked, 1)
   end
-  call_each('HDEL', K.reasons, acked, 1)
-  call_each('ZREM', K.expiry, acked, 1)
-  call_each('ZREM', K.first, acked, 1)
+  -- most consumers hold no nack reasons, expiries or first hand-outs: one look instead of three calls
+  if redis.call('EXISTS', K.reasons, K.expiry, K.first) > 0 then
+    call_each('HDEL', K.reasons, acked, 1)
+    call_each('ZREM', K.expiry, acked, 1)
+    call_each('ZREM', K.first, acked, 1)
+  end
   if uses_ttl() then call_each('ZREM', K.ttl, acked, 1) end
   remember_acks(cfg, ackedSeqs)
   acked_count = acked_count + #acked

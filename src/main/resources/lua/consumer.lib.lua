@@ -89,6 +89,10 @@ local ACKED_MEMORY_MS = 600000
 -- note). Set from the consumer's retention by settings().
 local held_history_ms
 
+-- The counters this call read with the settings (nil before): count() then writes their new values
+-- in one HSET, where an HINCRBY each would be a command per counter.
+local counters
+
 -- The consumer's settings, or nil when the consumer does not exist (deleted meanwhile).
 local function settings()
   -- one read for what any script may need: settings, the quota and spool figures own_quota checks,
@@ -96,9 +100,13 @@ local function settings()
   local v = redis.call('HMGET', K.meta, 'salt', 'ackMode', 'ackTimeoutMs', 'maxUnacked',
     'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'maxDeliveries', 'deadLetter',
     'errorQueue', 'maxTtlMs', 'enabled', 'rejectPublishWhenRefused',
-    'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents', 'blockedUntil', 'rateTps', 'rateBlockMs')
+    'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents', 'blockedUntil', 'rateTps', 'rateBlockMs',
+    'published', 'delivered', 'acked', 'spoolVersion')
   if not v[1] then return nil end
   held_history_ms = tonumber(v[5]) + 600000
+  counters = {spooledBytes = tonumber(v[17] or '0'), spooledEvents = tonumber(v[18] or '0'),
+    published = tonumber(v[22] or '0'), delivered = tonumber(v[23] or '0'), acked = tonumber(v[24] or '0'),
+    spoolVersion = tonumber(v[25] or '0')}
   return {
     salt = v[1], auto = v[2] == 'auto', ackTimeoutMs = tonumber(v[3]), maxUnacked = tonumber(v[4]),
     retentionMs = tonumber(v[5]), initialDelayMs = tonumber(v[6]), multiplier = tonumber(v[7]),
@@ -444,14 +452,25 @@ local function own_quota(cfg)
   }
 end
 
--- Adds to the consumer's counters (name -> amount), skipping zeros, and writes the spool's changes.
+-- Adds to the consumer's counters (name -> amount), skipping zeros, and writes the spool's changes:
+-- those read with the settings (counters) in one HSET of their new values, the others by HINCRBY.
 local function count(amounts)
-  for name, amount in pairs(amounts) do
-    if amount ~= 0 then redis.call('HINCRBY', K.meta, name, amount) end
+  local written, n = {}, 0
+  local function add(name, amount)
+    if amount == 0 then return end
+    if counters and counters[name] then
+      counters[name] = counters[name] + amount
+      written[n + 1], written[n + 2] = name, counters[name]
+      n = n + 2
+    else
+      redis.call('HINCRBY', K.meta, name, amount)
+    end
   end
-  if spool_change.bytes ~= 0 then redis.call('HINCRBY', K.meta, 'spooledBytes', spool_change.bytes) end
-  if spool_change.events ~= 0 then redis.call('HINCRBY', K.meta, 'spooledEvents', spool_change.events) end
-  if spool_change.figures then redis.call('HINCRBY', K.meta, 'spoolVersion', 1) end
+  for name, amount in pairs(amounts) do add(name, amount) end
+  add('spooledBytes', spool_change.bytes)
+  add('spooledEvents', spool_change.events)
+  if spool_change.figures then add('spoolVersion', 1) end
+  if n > 0 then redis.call('HSET', K.meta, unpack(written)) end
   spool_change.bytes, spool_change.events, spool_change.figures = 0, 0, false
 end
 
@@ -752,4 +771,5 @@ local function begin_call(keys, args)
   touched_segments = {}
   spool_change = {bytes = 0, events = 0, figures = false}
   charges_in_use = nil
+  counters = nil
 end
