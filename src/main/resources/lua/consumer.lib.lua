@@ -72,6 +72,22 @@ local function hmget(key, fields)
   return values
 end
 
+-- Redis keeps a small hash as a listpack (up to hash-max-listpack-entries fields, 128 or 512),
+-- where every field read or written scans the whole list: HMGET of 36 fields of a 400-field one
+-- took 21.6 us against 1.4 us for a hash table. One field longer than hash-max-listpack-value (64
+-- bytes) makes the hash a hash table for good; it is added once the hash holds more than
+-- LISTPACK_AT_MOST fields (it then stays, one field, until the key is deleted with the consumer).
+-- Call after adding `added` fields.
+local LISTPACK_AT_MOST = 64
+local HASH_TABLE_FIELD = '~hash-table'
+-- 65 characters (the library's loading code may not call string functions)
+local HASH_TABLE_VALUE = '-----------------------------------------------------------------'
+local function as_hash_table(key, added)
+  if added > 0 and redis.call('HLEN', key) > LISTPACK_AT_MOST then
+    redis.call('HSETNX', key, HASH_TABLE_FIELD, HASH_TABLE_VALUE)
+  end
+end
+
 -- The consumer's name, as its keys spell it.
 local CONSUMER
 -- A node's wake-up channel is this prefix and its id (Keys.wakeChannel on the Java side).

@@ -186,6 +186,7 @@ if want > 0 then
 end
 
 call_each('HSET', K.deliveries, handedOut.deliveries, 2)
+as_hash_table(K.deliveries, #handedOut.deliveries / 2)
 call_each('ZADD', K.pending, handedOut.pending, 2)
 call_each('ZADD', K.first, handedOut.first, 2)
 if handed > redelivered then unacked_changed() end

@@ -385,6 +385,36 @@ class PollIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a consumer's deliveries stay a compact listpack up to 64, beyond that a hash table, whatever Redis' listpack limit; acks settle them alike")
+  void deliveriesBecomeHashTable() {
+    String topic = unique("hashtable");
+    String consumer = consumer(new JsonObject().put("maxPollRecords", 100), topic);
+    String deliveries = "herald:{c:" + consumer + "}:deliveries";
+    publish(topic, 130);
+    Reply first = http().poll(consumer, max(60));
+    assertEquals(60, first.events().size());
+    // (ziplist before Redis 7)
+    assertTrue(List.of("listpack", "ziplist").contains(encoding(deliveries)), "60 deliveries: kept compact");
+    Reply second = http().poll(consumer, max(70));
+    assertEquals(70, second.events().size());
+    // a listpack up to hash-max-listpack-entries (128 or 512) would make every field access a scan
+    assertEquals("hashtable", encoding(deliveries), "130 deliveries");
+    List<String> statuses = new ArrayList<>();
+    for (Reply batch : List.of(first, second)) {
+      http().ack(consumer, batch.events().stream().map(e -> ((JsonObject) e).getString("ackId")).toArray(String[]::new))
+          .results().forEach(r -> statuses.add(((JsonObject) r).getString("status")));
+    }
+    assertEquals(130, statuses.stream().filter("ACKED"::equals).count(), statuses.toString());
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("unacked"));
+    assertEquals(130, metadata.getJsonObject("totals").getLong("acked"));
+  }
+
+  private static String encoding(String key) {
+    return RedisCli.send(redis.url(), Request.cmd(Command.OBJECT).arg("ENCODING").arg(key)).toString();
+  }
+
+  @Test
   @DisplayName("events not acked within retention go to the dead-letter queue, and leave it when their retention there ends")
   void retentionExpires() {
     String topic = unique("retention");
