@@ -63,10 +63,14 @@ end
 
 -- The values of hash fields, in the order asked (false for a missing one).
 local function hmget(key, fields)
+  local n = #fields
+  if n == 0 then return {} end
+  if n <= CALL_ARGS then return redis.call('HMGET', key, unpack(fields)) end
   local values = {}
   for _, reply in ipairs(in_pieces(fields, 1, function(...) return redis.call('HMGET', key, ...) end)) do
     for _, v in ipairs(reply) do
-      table.insert(values, v)
+      n = #values + 1
+      values[n] = v
     end
   end
   return values

@@ -104,7 +104,8 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     table.insert(out, blob)
     return
   end
-  local entry = n .. ':' .. seq .. ':' .. mark .. #blob
+  local size = tostring(#blob)
+  local entry = n .. ':' .. seq .. ':' .. mark .. size
   if from then
     -- a redelivery has a list of its history: the earlier hand-out's entry (if not there yet) and
     -- this one's go there (take_handout's HSET comes before the gathered one below)
@@ -113,15 +114,12 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     if earlier then push_history(id, earlier, handout) else push_history(id, handout) end
     entry = entry .. LISTED
   end
-  local w = handedOut
-  table.insert(w.deliveries, id)
-  table.insert(w.deliveries, entry)
-  table.insert(batchItems, id)
-  table.insert(batchItems, seq)
-  table.insert(batchItems, n)
-  table.insert(batchItems, #blob)
-  table.insert(w.pending, deadlineArg)
-  table.insert(w.pending, id)
+  -- indexed by the count of hand-outs: table.insert would look for each table's end every time
+  local w, at = handedOut, 2 * handed
+  w.deliveries[at - 1], w.deliveries[at] = id, entry
+  w.pending[at - 1], w.pending[at] = deadlineArg, id
+  local item = 2 * at
+  batchItems[item - 3], batchItems[item - 2], batchItems[item - 1], batchItems[item] = id, seq, n, size
   if from then
     redis.call('ZREM', from, id)
   end
@@ -137,10 +135,8 @@ local function hand_out(id, seq, n, from, firstAt, blob)
   elseif from then
     redis.call('ZREM', K.expiry, id)
   end
-  table.insert(out, id)
-  table.insert(out, seq)
-  table.insert(out, n)
-  table.insert(out, blob)
+  local o = #out
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4] = id, seq, n, blob
 end
 
 local stale = redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, max)

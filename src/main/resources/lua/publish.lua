@@ -36,7 +36,7 @@ local keyedAt
 local blobs, backlog, keyed, charged, topicBytes, ttls = {}, {}, {}, {}, {}, {}
 local ids = {}
 for i = 3, #ARGV, 5 do
-  table.insert(ids, ARGV[i])
+  ids[(i + 2) / 5] = ARGV[i]
 end
 -- a repeated eventId (a round spooled again after its outcome was unknown) is spooled once
 local held = {}
@@ -61,11 +61,9 @@ for i = 3, #ARGV, 5 do
   end
   if fresh then
     held[id] = true
-    table.insert(blobs, id)
-    table.insert(blobs, blob)
-    table.insert(backlog, seq)
-    table.insert(backlog, id)
     spooled = spooled + 1
+    blobs[2 * spooled - 1], blobs[2 * spooled] = id, blob
+    backlog[2 * spooled - 1], backlog[2 * spooled] = seq, id
     quota.take(#blob)
     spool_more(#blob, 1)
     if topic ~= '' then
