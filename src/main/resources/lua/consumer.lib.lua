@@ -480,7 +480,8 @@ local function count(amounts)
     if amount == 0 then return end
     if counters and counters[name] then
       counters[name] = counters[name] + amount
-      written[n + 1], written[n + 2] = name, counters[name]
+      -- as an integer's digits: Redis 7.2.0-7.2.4 print some whole Lua numbers as 1e+08
+      written[n + 1], written[n + 2] = name, string.format('%d', counters[name])
       n = n + 2
     else
       redis.call('HINCRBY', K.meta, name, amount)

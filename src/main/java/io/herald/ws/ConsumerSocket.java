@@ -93,7 +93,7 @@ final class ConsumerSocket {
     socket.closeHandler(v -> {
       closed.tryComplete();
       vertx.cancelTimer(noticeTimer);
-      push.stop();
+      push.close();
       if (consumer.redeliverOnDisconnect()) {
         // if this fails the deliveries still come back at their deadlines
         poller.release(consumer, push.unacked());

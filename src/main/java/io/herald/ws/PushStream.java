@@ -76,15 +76,20 @@ final class PushStream {
       stopped = Promise.promise();
     }
     this.window = window;
-    dropPassed();
     fetch();
   }
 
+  /** Stops pushing; deliveries polled over the socket still pass their deadlines here (see close). */
   void stop() {
     window = 0;
     stopped.tryComplete();
     vertx.cancelTimer(checkTimer);
     checkTimer = -1;
+  }
+
+  /** The socket closed: nothing is watched any longer. */
+  void close() {
+    stop();
     vertx.cancelTimer(deadlineTimer);
     deadlineTimer = -1;
   }
@@ -200,9 +205,7 @@ final class PushStream {
     }
     long passesAt = System.nanoTime() + deadlineInMs * 1_000_000;
     ackIds.forEach(ackId -> outstanding.put(ackId, passesAt));
-    if (!stopped.future().isComplete()) {
-      watchDeadline(passesAt);
-    }
+    watchDeadline(passesAt);
   }
 
   /** Arms the deadline timer to fire after {@code passesAt}, unless it fires soon enough after it already. */
@@ -234,7 +237,7 @@ final class PushStream {
         earliest = passesAt; // (a nanoTime of exactly 0 only costs an early look)
       }
     }
-    if (!outstanding.isEmpty() && !stopped.future().isComplete()) {
+    if (!outstanding.isEmpty()) {
       watchDeadline(earliest);
     }
     if (freed) {
