@@ -63,13 +63,12 @@ end
 
 -- The values of hash fields, in the order asked (false for a missing one).
 local function hmget(key, fields)
-  local n = #fields
-  if n == 0 then return {} end
-  if n <= CALL_ARGS then return redis.call('HMGET', key, unpack(fields)) end
-  local values = {}
+  if #fields == 0 then return {} end
+  if #fields <= CALL_ARGS then return redis.call('HMGET', key, unpack(fields)) end
+  local values, n = {}, 0
   for _, reply in ipairs(in_pieces(fields, 1, function(...) return redis.call('HMGET', key, ...) end)) do
     for _, v in ipairs(reply) do
-      n = #values + 1
+      n = n + 1
       values[n] = v
     end
   end
