@@ -374,25 +374,17 @@ local function remember_acks(cfg, given)
       bits[segment] = args
     end
     -- segments are whole multiples of 64 bits: an aligned run never crosses one
+    local field, at, ones, width
     if offset % 64 == 0 and seqs[i + 63] == seq + 63 then
-      table.insert(args, 'SET')
-      table.insert(args, 'i64')
-      table.insert(args, '#' .. offset / 64)
-      table.insert(args, -1)
-      i = i + 64
+      field, at, ones, width = 'i64', '#' .. offset / 64, -1, 64
     elseif offset % 8 == 0 and seqs[i + 7] == seq + 7 then
-      table.insert(args, 'SET')
-      table.insert(args, 'u8')
-      table.insert(args, '#' .. offset / 8)
-      table.insert(args, 255)
-      i = i + 8
+      field, at, ones, width = 'u8', '#' .. offset / 8, 255, 8
     else
-      table.insert(args, 'SET')
-      table.insert(args, 'u1')
-      table.insert(args, offset)
-      table.insert(args, 1)
-      i = i + 1
+      field, at, ones, width = 'u1', offset, 1, 1
     end
+    local a = #args
+    args[a + 1], args[a + 2], args[a + 3], args[a + 4] = 'SET', field, at, ones
+    i = i + width
   end
   for segment, args in pairs(bits) do
     local key = memory_segment(cfg, segment * ACKED_SEGMENT_BITS, 'acked')

@@ -24,9 +24,10 @@ public final class AckIds {
     }
   });
 
-  private AckIds() {}
-
+  /** A hand-out mark's first part: its poll call's random hex digits. */
   private static final int CALL_MARK_HEX = 16;
+
+  private AckIds() {}
 
   /**
    * What an ackId names: one delivery of an event.
@@ -62,7 +63,8 @@ public final class AckIds {
       return null;
     }
     String mark = parts[3];
-    String size = mark.length() > CALL_MARK_HEX && digits(mark.substring(CALL_MARK_HEX)) ? mark.substring(CALL_MARK_HEX) : "";
+    String tail = mark.length() > CALL_MARK_HEX ? mark.substring(CALL_MARK_HEX) : "";
+    String size = digits(tail) ? tail : "";
     return new Delivery(parts[0], parts[1], parts[2] + ':' + parts[1] + ':' + mark, size);
   }
 

@@ -4,7 +4,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Scripts sharing one Lua library, as a Redis function library ({@code FUNCTION LOAD}, Redis 7 and
@@ -15,15 +17,16 @@ import java.util.List;
 final class FunctionLibrary {
   private final String name;
   private final String code;
-  private final List<Script> scripts;
+  /** Each script's function name, made once: it is asked at every call. */
+  private final Map<Script, String> functions = new IdentityHashMap<>();
 
   FunctionLibrary(String shared, List<Script> scripts) {
-    this.scripts = List.copyOf(scripts);
     StringBuilder content = new StringBuilder(shared);
-    this.scripts.forEach(script -> content.append('\n').append(script.name()).append('\n').append(script.own()));
+    scripts.forEach(script -> content.append('\n').append(script.name()).append('\n').append(script.own()));
     this.name = "herald_" + sha1(content.toString()).substring(0, 12);
     StringBuilder code = new StringBuilder("#!lua name=").append(name).append('\n').append(shared).append('\n');
-    for (Script script : this.scripts) {
+    for (Script script : scripts) {
+      functions.put(script, name + "_" + script.name());
       String flag = script.writes().flag;
       code.append("redis.register_function{function_name = '").append(functionOf(script))
           .append("', flags = {").append(flag == null ? "" : "'" + flag + "'").append("}, callback = function(keys, args)\n")
@@ -34,7 +37,7 @@ final class FunctionLibrary {
 
   /** The function a script is, or null when it is not in this library. */
   String functionOf(Script script) {
-    return scripts.contains(script) ? name + "_" + script.name() : null;
+    return functions.get(script);
   }
 
   String name() {
