@@ -3,7 +3,6 @@ package io.herald.delivery;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.http.Responses;
 import io.herald.protocol.Requests;
-import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -31,12 +30,15 @@ public final class PollRoutes {
       Long maxEvents = Requests.integer(body, "maxEvents", 1, 1000);
       Long waitMs = Requests.integer(body, "waitMs", 0, MAX_WAIT_MS);
       Requests.onlyFields(body, "maxEvents", "waitMs");
-      Promise<Void> gone = Promise.promise();
-      ctx.response().closeHandler(v -> gone.tryComplete());
-      return directory.requireEnabled(ctx.pathParam("consumer")).compose(consumer -> poller.poll(consumer,
-              maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(),
-              waitMs == null ? 0 : waitMs, gone.future(), true, "http"))
-          .map(Batch::json);
+      return directory.requireEnabled(ctx.pathParam("consumer")).compose(consumer -> {
+        PollService.Poll poll = poller.poll(consumer, maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(),
+            waitMs == null ? 0 : waitMs, true, "http");
+        ctx.response().closeHandler(v -> poll.stop());
+        if (ctx.response().closed()) {
+          poll.stop();
+        }
+        return poll.answer();
+      }).map(Batch::json);
     });
   }
 

@@ -86,26 +86,25 @@ public final class PollService {
   }
 
   /**
+   * Starts a poll; {@link Poll#stop() stop} it when the client goes away. (A handle rather than a
+   * "gone" future: a listener on a future that outlives many polls, such as a socket's, would keep
+   * every poll and its batch reachable for as long as the socket lives.)
+   *
    * @param maxEvents most events wanted (further capped by the consumer's maxPollRecords)
    * @param waitMs    0: answer at once; else wait up to this long for at least one event
-   * @param gone      completes when the client went away, ending the wait
    * @param counted   a client's poll request, which counts against the consumer's rate limit (a
    *                  socket's push fetches do not)
    * @param via       how the events go out ("http" or "ws"), for their history
-   * @return the batch handed out (empty when the wait ended with nothing); fails with
-   *     TOO_MANY_REQUESTS while the consumer is blocked by its rate limit
    */
-  public Future<Batch> poll(ConsumerSettings consumer, int maxEvents, long waitMs, Future<Void> gone, boolean counted,
-      String via) {
+  public Poll poll(ConsumerSettings consumer, int maxEvents, long waitMs, boolean counted, String via) {
     Poll poll = new Poll(consumer, Math.min(maxEvents, consumer.maxPollRecords()),
         System.nanoTime() + waitMs * 1_000_000, waitMs > 0, counted, node + " " + via);
-    gone.onComplete(ignored -> poll.stop());
     poll.attempt();
-    return poll.answer.future();
+    return poll;
   }
 
   /** One poll request, through its attempts and parkings. */
-  private final class Poll {
+  public final class Poll {
     private final ConsumerSettings consumer;
     private final int max;
     private final long giveUpAt;
@@ -127,7 +126,15 @@ public final class PollService {
       this.countNext = counted;
     }
 
-    void attempt() {
+    /**
+     * The batch handed out (empty when the wait ended with nothing); fails with TOO_MANY_REQUESTS
+     * while the consumer is blocked by its rate limit.
+     */
+    public Future<Batch> answer() {
+      return answer.future();
+    }
+
+    private void attempt() {
       if (!countsAgainstTotal()) {
         run(null, "");
         return;
@@ -234,7 +241,8 @@ public final class PollService {
       }
     }
 
-    void stop() {
+    /** The client went away: a parked poll stops waiting, and the answer fails. */
+    public void stop() {
       if (answer.future().isComplete()) {
         return;
       }

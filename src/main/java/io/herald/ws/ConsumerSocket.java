@@ -10,7 +10,6 @@ import io.herald.protocol.JsonLimits;
 import io.herald.protocol.Requests;
 import io.herald.throttle.RateLimiter;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
@@ -40,7 +39,6 @@ final class ConsumerSocket {
   private final RateLimiter rateLimiter;
   private final Acks acks;
   private final Settlements settlements;
-  private final Promise<Void> closed = Promise.promise();
   private final PushStream push;
   private final ReadGate gate;
   private long noticeTimer = -1;
@@ -91,7 +89,6 @@ final class ConsumerSocket {
 
   void start() {
     socket.closeHandler(v -> {
-      closed.tryComplete();
       vertx.cancelTimer(noticeTimer);
       push.close();
       if (consumer.redeliverOnDisconnect()) {
@@ -144,10 +141,18 @@ final class ConsumerSocket {
       case "poll" -> {
         only(message, "maxEvents");
         Long maxEvents = Requests.integer(message, "maxEvents", 1, 1000);
-        return poller.poll(consumer, maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(), 0,
-                closed.future(), true, "ws")
+        // answered at once (no wait): nothing to stop when the socket closes meanwhile
+        return poller.poll(consumer, maxEvents == null ? consumer.maxPollRecords() : maxEvents.intValue(), 0, true, "ws")
+            .answer()
             .map(batch -> {
-              push.track(batch);
+              if (socket.isClosed()) {
+                // closed on the way: released as the socket's other deliveries were
+                if (consumer.redeliverOnDisconnect()) {
+                  poller.release(consumer, batch.ackIds());
+                }
+              } else {
+                push.track(batch);
+              }
               return Frames.frame("batch", requestId, batch.json());
             });
       }

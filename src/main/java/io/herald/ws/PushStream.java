@@ -5,7 +5,6 @@ import io.herald.delivery.Batch;
 import io.herald.delivery.PollService;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
@@ -52,13 +51,14 @@ final class PushStream {
   /** The socket's unacked deliveries → when (System.nanoTime) their deadline passes here. */
   private final Map<String, Long> outstanding = new HashMap<>();
   private int window;
-  private boolean fetching;
+  /** The push fetch on its way, if any. */
+  private PollService.Poll fetch;
   private long checkTimer = -1;
   private long checkMs = FIRST_CHECK_MS;
   private long deadlineTimer = -1;
   /** When (System.nanoTime) the armed deadline timer fires. */
   private long deadlineTimerAt;
-  private Promise<Void> stopped = Promise.promise();
+  private boolean stopped;
 
   /** @param blocked told the ms left when a fetch finds the consumer blocked by its rate limit */
   PushStream(Vertx vertx, ConsumerSettings consumer, PollService poller, Consumer<Buffer> push,
@@ -72,9 +72,7 @@ final class PushStream {
   }
 
   void start(int window) {
-    if (stopped.future().isComplete()) {
-      stopped = Promise.promise();
-    }
+    stopped = false;
     this.window = window;
     fetch();
   }
@@ -82,7 +80,12 @@ final class PushStream {
   /** Stops pushing; deliveries polled over the socket still pass their deadlines here (see close). */
   void stop() {
     window = 0;
-    stopped.tryComplete();
+    stopped = true;
+    if (fetch != null) {
+      PollService.Poll stopping = fetch;
+      fetch = null;
+      stopping.stop();
+    }
     vertx.cancelTimer(checkTimer);
     checkTimer = -1;
   }
@@ -126,27 +129,30 @@ final class PushStream {
 
   private void fetch() {
     int room = window - outstanding.size();
-    if (room <= 0 && !stopped.future().isComplete()) {
+    if (room <= 0 && !stopped) {
       checkLater();
     }
-    if (fetching || room <= 0 || !writable.getAsBoolean() || stopped.future().isComplete()) {
+    if (fetch != null || room <= 0 || !writable.getAsBoolean() || stopped) {
       return;
     }
-    fetching = true;
     // push fetches are not poll requests of the client: they do not count against its rate limit
-    poller.poll(consumer, Math.min(room, consumer.maxPollRecords()), FETCH_WAIT_MS, stopped.future(), false, "ws")
-        .onComplete(done -> {
-          fetching = false;
-          if (done.succeeded()) {
-            deliver(done.result());
-            fetch();
-          } else if (done.cause() instanceof ApiException refused && refused.code() == ErrorCode.TOO_MANY_REQUESTS) {
-            blocked.accept(refused.retryAfterMs());
-          } else if (!stopped.future().isComplete()) {
-            // Redis trouble: try again a little later rather than spin
-            vertx.setTimer(500, t -> fetch());
-          }
-        });
+    PollService.Poll poll = poller.poll(consumer, Math.min(room, consumer.maxPollRecords()), FETCH_WAIT_MS, false, "ws");
+    fetch = poll;
+    poll.answer().onComplete(done -> {
+      if (fetch != poll) {
+        return; // stopped meanwhile
+      }
+      fetch = null;
+      if (done.succeeded()) {
+        deliver(done.result());
+        fetch();
+      } else if (done.cause() instanceof ApiException refused && refused.code() == ErrorCode.TOO_MANY_REQUESTS) {
+        blocked.accept(refused.retryAfterMs());
+      } else if (!stopped) {
+        // Redis trouble: try again a little later rather than spin
+        vertx.setTimer(500, t -> fetch());
+      }
+    });
   }
 
   /** While the window is full: asks Redis which deliveries are still out, at growing intervals. */
@@ -157,7 +163,7 @@ final class PushStream {
     checkTimer = vertx.setTimer(checkMs, t -> {
       checkTimer = -1;
       List<String> held = List.copyOf(outstanding.keySet());
-      if (held.isEmpty() || stopped.future().isComplete()) {
+      if (held.isEmpty() || stopped) {
         return;
       }
       checkMs = Math.min(checkMs * 2, MAX_CHECK_MS);

@@ -5,8 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.FreezingProxy;
+import io.herald.delivery.Batch;
+import io.herald.delivery.PollService;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
+import io.herald.testing.LiveHeap;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
@@ -269,5 +272,41 @@ class PushIT extends GatewayTest {
       proxy.unstall();
       await().atMost(Duration.ofSeconds(15)).until(() -> http().metadata(consumer).json().getLong("backlog") == 0);
     }
+  }
+
+  @Test
+  @DisplayName("a socket keeps none of the batches it pushed or answered: hundreds of fetches and polls over one socket leave none reachable")
+  void answeredFetchesAreNotKept() {
+    String topic = unique("kept");
+    String consumer = consumer(new JsonObject().put("rateLimit", new JsonObject().put("tps", 10_000)), topic);
+    int events = 400;
+    JsonArray batch = new JsonArray();
+    for (int i = 0; i < events; i++) {
+      batch.add(new JsonObject().put("payload", i));
+    }
+    http().publish(topic, new JsonObject().put("events", batch));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      // half through poll frames, half pushed with a window of one: one fetch per event
+      for (int i = 0; i < events / 2; i++) {
+        socket.send(new JsonObject().put("op", "poll").put("maxEvents", 1).put("requestId", "p" + i));
+        JsonObject answer = socket.next();
+        assertEquals("batch", answer.getString("type"), answer.encode());
+        ack(socket, answer.getJsonArray("events").getJsonObject(0));
+      }
+      subscribe(socket, 1);
+      for (int i = 0; i < events / 2; i++) {
+        ack(socket, pushed(socket, 1).get(0));
+      }
+      // the socket is still open: what it handed out is settled and must not be reachable
+      long batches = LiveHeap.instances(Batch.class);
+      long polls = LiveHeap.instances(PollService.Poll.class);
+      assertTrue(batches < 20 && polls < 20, batches + " batches and " + polls + " polls reachable");
+    }
+  }
+
+  private static void ack(TestSocket socket, JsonObject event) {
+    socket.send(new JsonObject().put("op", "ack").put("ackIds", new JsonArray().add(event.getString("ackId"))));
+    JsonObject result = socket.next();
+    assertEquals("ackResult", result.getString("type"), result.encode());
   }
 }
