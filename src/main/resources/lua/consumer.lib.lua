@@ -4,7 +4,9 @@
 -- and arguments, what the library gathers while it runs) lives in the locals it sets.
 -- Every per-consumer script receives the same KEYS, all under the consumer's hash tag:
 -- KEYS[1] meta        HASH   settings, counters, salt, arrival sequence
--- KEYS[2] backlog     ZSET   eventId -> arrival sequence: spooled, never handed out
+-- KEYS[2] backlog     LIST   eventId, arrival sequence, eventId, sequence, ...: the events spooled
+--                            and not handed out since, in arrival order; a pair whose eventId is in
+--                            KEYS[20] is dead (see leave_backlog)
 -- KEYS[3] events      HASH   eventId -> event blob (JSON members, payload as the publisher sent it)
 -- KEYS[4] expiry      ZSET   eventId -> end of retention, for stale deliveries and for pending
 --                            ones whose retention ends before their deadline (the backlog expires
@@ -31,10 +33,12 @@
 -- KEYS[18] topicBytes HASH   topic -> spooled bytes of the charged events of that topic
 -- KEYS[19] realized   ZSET   ledger holds ("<hold id>:<consumer>") whose effect this consumer's
 --                            figures include now -> when; the node removes them once the ledger knows
--- Scripts may add keys of their own from KEYS[20] on (EXTRA_KEY).
+-- KEYS[20] gone       SET    eventIds whose pair in the backlog is dead: they left it from its
+--                            middle (TTL, retract), and the pair goes when it reaches the head
+-- Scripts may add keys of their own from KEYS[21] on (EXTRA_KEY).
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local KEYS, ARGV, K
-local EXTRA_KEY = 20
+local EXTRA_KEY = 21
 -- Variadic commands: one redis.call for many members costs far less than one per member (each
 -- call converts its arguments, and with AOF every write call is logged on its own). Lua's C stack
 -- caps how many arguments one call may take, so long lists go in pieces of CALL_ARGS.
@@ -325,12 +329,133 @@ local function withdraw(id)
   redis.call('HDEL', K.reasons, id)
 end
 
+-- The backlog is a list of (eventId, arrival sequence) pairs: appending and taking from the head
+-- cost a fraction of a sorted set's (and a third of its memory), but nothing can leave from the
+-- middle. An event that does (its TTL ran out, or it was taken back) has its eventId put in K.gone:
+-- its pair is dead, skipped and dropped when it reaches the head. For each eventId the list holds
+-- at most one pair: an event whose dead pair is still there, spooled or redriven again, takes that
+-- pair back instead (leaving K.gone), so a dead pair never stands for a later life of its event.
+local gone_in_use
+local function uses_gone()
+  if gone_in_use == nil then gone_in_use = redis.call('EXISTS', K.gone) == 1 end
+  return gone_in_use
+end
+
+-- Of these eventIds, a table of those whose backlog pair is dead.
+local function dead_pairs(ids)
+  local dead = {}
+  if #ids == 0 or not uses_gone() then return dead end
+  for _, flags in ipairs(in_pieces(ids, 1, function(...) return redis.call('SMISMEMBER', K.gone, ...) end)) do
+    for _, flag in ipairs(flags) do
+      local n = #dead + 1
+      dead[n] = flag == 1
+    end
+  end
+  local byId = {}
+  for i, id in ipairs(ids) do
+    if dead[i] then byId[id] = true end
+  end
+  return byId
+end
+
+-- How many events the backlog holds (its live pairs).
+local function backlog_size()
+  local size = redis.call('LLEN', K.backlog) / 2
+  if size > 0 and uses_gone() then size = size - redis.call('SCARD', K.gone) end
+  return size
+end
+
+-- Whether the event is in the backlog: spooled, not handed out since it came (back), not in the
+-- dead-letter or error queue, its pair not dead.
+local function in_backlog(id)
+  return redis.call('HEXISTS', K.events, id) == 1 and redis.call('HEXISTS', K.deliveries, id) == 0
+    and redis.call('HEXISTS', K.failures, id) == 0 and not dead_pairs({id})[id]
+end
+
+-- The event, in the backlog, leaves it from the middle: its pair is dead from now on.
+local function leave_backlog(id)
+  redis.call('SADD', K.gone, id)
+  gone_in_use = true
+end
+
+-- Appends events to the backlog: arrivals {eventId, seq, eventId, seq, ...}. An event whose dead
+-- pair is still there takes it back instead (see above).
+local function enter_backlog(arrivals)
+  if uses_gone() then
+    local ids = {}
+    for i = 1, #arrivals, 2 do
+      ids[(i + 1) / 2] = arrivals[i]
+    end
+    local dead = dead_pairs(ids)
+    if next(dead) then
+      local fresh, back = {}, {}
+      for i = 1, #arrivals, 2 do
+        if dead[arrivals[i]] then
+          table.insert(back, arrivals[i])
+        else
+          table.insert(fresh, arrivals[i])
+          table.insert(fresh, arrivals[i + 1])
+        end
+      end
+      call_each('SREM', K.gone, back, 1)
+      arrivals = fresh
+    end
+  end
+  call_each('RPUSH', K.backlog, arrivals, 2)
+end
+
+-- Dead pairs a call drops beyond the events it takes, about: bounds the call (a run of dead pairs
+-- longer than this is dropped by the calls after it, see dropped_dead).
+local DEAD_PAIRS_PER_CALL = 4000
+-- Whether this call dropped dead pairs (then more events may wait behind the ones it left).
+local dropped_dead
+
+-- Takes up to n events from the backlog's head, dropping the dead pairs before and among them:
+-- their eventIds and seqs (strings), in arrival order.
+local function take_backlog(n)
+  local ids, seqs = {}, {}
+  if not uses_gone() then
+    local popped = redis.call('LPOP', K.backlog, 2 * n) or {}
+    for i = 1, #popped, 2 do
+      local k = (i + 1) / 2
+      ids[k], seqs[k] = popped[i], popped[i + 1]
+    end
+    return ids, seqs
+  end
+  -- dead pairs about: look first (in growing pieces), then take what was looked at up to the
+  -- n-th live pair
+  local looked, dropped = 0, {}
+  while #ids < n and #dropped < DEAD_PAIRS_PER_CALL do
+    local size = math.max(n - #ids, #dropped)
+    local piece = redis.call('LRANGE', K.backlog, 2 * looked, 2 * (looked + size) - 1)
+    local pieceIds = {}
+    for i = 1, #piece, 2 do
+      pieceIds[(i + 1) / 2] = piece[i]
+    end
+    local dead = dead_pairs(pieceIds)
+    for i, id in ipairs(pieceIds) do
+      if #ids == n then break end
+      looked = looked + 1
+      if dead[id] then
+        table.insert(dropped, id)
+      else
+        local k = #ids + 1
+        ids[k], seqs[k] = id, piece[2 * i]
+      end
+    end
+    if #piece < 2 * size then break end
+  end
+  if looked > 0 then redis.call('LPOP', K.backlog, 2 * looked) end
+  call_each('SREM', K.gone, dropped, 1)
+  if #dropped > 0 then dropped_dead = true end
+  return ids, seqs
+end
+
 -- Removes an event from every structure of the consumer; returns the bytes it held.
 local function forget(id)
   local bytes = redis.call('HSTRLEN', K.events, id)
   redis.call('HDEL', K.events, id)
   withdraw(id)
-  redis.call('ZREM', K.backlog, id)
   redis.call('ZREM', K.expiry, id)
   redis.call('ZREM', K.dead, id)
   redis.call('ZREM', K.errors, id)
@@ -542,7 +667,9 @@ end
 
 -- An event whose time ran out (why: TTL_EXPIRED or RETENTION) goes to the dead-letter queue, or is
 -- dropped with deadLetter off; one already in the dead-letter or error queue leaves for good
--- (counted as expired). seq and n: its arrival sequence and delivery count, if the caller has them.
+-- (counted as expired). seq and n: its arrival sequence and delivery count, when the caller has
+-- them (it took the event from the backlog, or read its delivery); without them an event that is
+-- not handed out is in the backlog, and leaves it from the middle.
 local function expire(cfg, id, why, now, seq, n)
   if redis.call('HEXISTS', K.events, id) == 0 then
     -- an index entry that outlived its event (left by an older version): only the entry goes
@@ -557,9 +684,15 @@ local function expire(cfg, id, why, now, seq, n)
   end
   if not seq then
     n, seq = delivery_state(id)
-    seq = seq or redis.call('ZSCORE', K.backlog, id)
+    if not n and not (redis.call('ZSCORE', K.pending, id) or redis.call('ZSCORE', K.stale, id)
+        or redis.call('ZSCORE', K.scheduled, id)) then
+      -- in the backlog: it leaves from the middle. Its arrival sequence is in its pair only; the
+      -- dead-letter queue's ackIds and the dropped mark need one, so it gets a new one (taking
+      -- its pair back later, it goes out with the pair's)
+      leave_backlog(id)
+      seq = string.format('%d', redis.call('HINCRBY', K.meta, 'seq', 1))
+    end
   end
-  redis.call('ZREM', K.backlog, id)
   fail(cfg, id, seq, tonumber(n or '0'), why, now)
 end
 
@@ -609,17 +742,36 @@ local function make_due_stale(cfg, now, limit)
 end
 
 -- Events whose time ran out expire (see expire): those in the expiry index, and the backlog from its
--- head by retention (arrival order is publish order; events with a TTL are in the index).
--- Bounded by limit.
+-- head by retention (arrival order is publish order; events with a TTL are in the index), dropping
+-- the dead pairs there. Bounded by limit.
 local function expire_due(cfg, now, limit)
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.expiry, '-inf', now, 'LIMIT', 0, limit)) do
     local _, why = ends_at(cfg, id)
     expire(cfg, id, why, now)
   end
-  for _, id in ipairs(redis.call('ZRANGE', K.backlog, 0, limit - 1)) do
-    if retention_ends(cfg, id) > now then break end
-    expire(cfg, id, 'RETENTION', now)
+  local head = redis.call('LRANGE', K.backlog, 0, 2 * limit - 1)
+  local ids = {}
+  for i = 1, #head, 2 do
+    ids[(i + 1) / 2] = head[i]
   end
+  local dead = dead_pairs(ids)
+  local ended = 0
+  for i, id in ipairs(ids) do
+    if not dead[id] and retention_ends(cfg, id) > now then break end
+    ended = i
+  end
+  if ended == 0 then return end
+  redis.call('LPOP', K.backlog, 2 * ended)
+  local dropped = {}
+  for i = 1, ended do
+    local id = ids[i]
+    if dead[id] then
+      table.insert(dropped, id)
+    else
+      expire(cfg, id, 'RETENTION', now, head[2 * i], 0)
+    end
+  end
+  call_each('SREM', K.gone, dropped, 1)
 end
 
 -- When the consumer next has timed work: the earliest of the given times (nil ones skipped), the
@@ -632,8 +784,9 @@ local function next_due(cfg, ...)
   for i = 1, select('#', ...) do
     consider(select(i, ...))
   end
-  local head = redis.call('ZRANGE', K.backlog, 0, 0)[1]
-  consider(head and retention_ends(cfg, head))
+  local head = redis.call('LINDEX', K.backlog, 0)
+  -- a dead pair at the head is work now: expire_due drops it
+  consider(head and (dead_pairs({head})[head] and now_ms() or retention_ends(cfg, head)))
   consider(tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]))
   return next
 end
@@ -651,7 +804,7 @@ end
 local function has_work(cfg, now)
   if #redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, 1) > 0 then return true end
   return redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale) < cfg.maxUnacked
-    and (redis.call('EXISTS', K.backlog) == 1
+    and (backlog_size() > 0
       or #redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, 1) > 0)
 end
 
@@ -775,11 +928,13 @@ local function begin_call(keys, args)
     meta = keys[1], backlog = keys[2], events = keys[3], expiry = keys[4], waiters = keys[5],
     pending = keys[6], stale = keys[7], deliveries = keys[8], first = keys[9], polls = keys[10],
     scheduled = keys[11], dead = keys[12], errors = keys[13], failures = keys[14], reasons = keys[15],
-    ttl = keys[16], charged = keys[17], topicBytes = keys[18], realized = keys[19],
+    ttl = keys[16], charged = keys[17], topicBytes = keys[18], realized = keys[19], gone = keys[20],
   }
   CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
   held_history_ms = 2592000000
   ttl_in_use = nil
+  gone_in_use = nil
+  dropped_dead = false
   touched_segments = {}
   spool_change = {bytes = 0, events = 0, figures = false}
   charges_in_use = nil

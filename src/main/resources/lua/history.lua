@@ -9,7 +9,7 @@ local cfg = settings()
 if not cfg then return -1 end
 local id = ARGV[1]
 local state
-if redis.call('ZSCORE', K.backlog, id) then
+if in_backlog(id) then
   state = 'BACKLOG'
 elseif redis.call('ZSCORE', K.pending, id) or redis.call('ZSCORE', K.stale, id) then
   state = 'DELIVERED'

@@ -5,9 +5,24 @@ if not cfg then return -1 end
 local now = now_ms()
 local pending = redis.call('ZCARD', K.pending)
 local stale = redis.call('ZCARD', K.stale)
+-- the first live pair among the backlog's first HEAD_LOOK (past dead ones, else the first)
+local HEAD_LOOK = 100
 local oldestBacklog = -1
-local head = redis.call('ZRANGE', K.backlog, 0, 0)
-if head[1] then oldestBacklog = published_at(head[1]) end
+local head = redis.call('LRANGE', K.backlog, 0, 2 * HEAD_LOOK - 1)
+local headIds = {}
+for i = 1, #head, 2 do
+  headIds[(i + 1) / 2] = head[i]
+end
+local dead = dead_pairs(headIds)
+for _, id in ipairs(headIds) do
+  if not dead[id] then
+    oldestBacklog = published_at(id)
+    break
+  end
+end
+local backlog = backlog_size()
+-- none live among them: the first one's time is an upper bound of the oldest
+if oldestBacklog < 0 and backlog > 0 then oldestBacklog = published_at(headIds[1]) end
 -- K.first keeps the first hand-outs that deadlines no longer tell (redeliveries, lapsed and extended
 -- deliveries); of the other, first deliveries the earliest deadline tells the oldest (while
 -- ackTimeoutMs stays as they were handed out with), looked for among the first FIRST_LOOK ones and
@@ -28,7 +43,7 @@ if #earliest > 0 then
 end
 local result = {
   'now', now,
-  'backlog', redis.call('ZCARD', K.backlog),
+  'backlog', backlog,
   'unacked', pending + stale,
   'stale', redis.call('ZCOUNT', K.pending, '-inf', now) + stale,
   'scheduled', redis.call('ZCARD', K.scheduled),

@@ -167,16 +167,12 @@ if want > 0 then
     take = take - (handed - before)
   end
   if take > 0 then
-    local popped = redis.call('ZPOPMIN', K.backlog, take)
-    local ids = {}
-    for i = 1, #popped, 2 do
-      table.insert(ids, popped[i])
-    end
+    local ids, seqs = take_backlog(take)
     for i, blob in ipairs(hmget(K.events, ids)) do
-      hand_out(ids[i], popped[2 * i], '1', nil, nil, blob)
+      hand_out(ids[i], seqs[i], '1', nil, nil, blob)
     end
   end
-  if capped and redis.call('EXISTS', K.backlog) == 1 then
+  if capped and backlog_size() > 0 then
     out[3] = heldBy
   end
 end
@@ -215,8 +211,9 @@ if waiter ~= '' then
     redis.call('ZREM', K.waiters, waiter)
   end
 end
--- a full batch may have left more behind: the next waiter takes it on
-if handed == max then wake_waiter(cfg) end
+-- a full batch may have left more behind, and so may a call that dropped dead backlog pairs (see
+-- take_backlog): the next waiter takes it on
+if handed == max or dropped_dead then wake_waiter(cfg) end
 if ARGV[7] ~= '' then
   local figures = spool_figures()
   out[5] = #figures

@@ -63,7 +63,7 @@ for i = 3, #ARGV, 5 do
     held[id] = true
     spooled = spooled + 1
     blobs[2 * spooled - 1], blobs[2 * spooled] = id, blob
-    backlog[2 * spooled - 1], backlog[2 * spooled] = seq, id
+    backlog[2 * spooled - 1], backlog[2 * spooled] = id, seq
     quota.take(#blob)
     spool_more(#blob, 1)
     if topic ~= '' then
@@ -82,7 +82,7 @@ for i = 3, #ARGV, 5 do
   end
 end
 call_each('HSET', K.events, blobs, 2)
-call_each('ZADD', K.backlog, backlog, 2)
+enter_backlog(backlog)
 call_each('ZADD', idempotent, keyed, 2)
 call_each('HSET', K.charged, charged, 2)
 for topic, bytes in pairs(topicBytes) do

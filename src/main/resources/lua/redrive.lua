@@ -1,5 +1,6 @@
--- Sends events of the dead-letter or error queue back to the consumer's queue, at their place in
--- arrival order, with their delivery count reset. Back in the spool they count against the
+-- Sends events of the dead-letter or error queue back to the consumer's backlog, at its end in the
+-- order redriven (an event that left the backlog from its middle and whose place there was not
+-- reached yet takes that place again, see enter_backlog), with their delivery count reset. Back in the spool they count against the
 -- consumer's own quotaBytes/quotaEvents again, checked here exactly: an event that does not fit
 -- stays in its queue (and a redrive of the head stops there). The quotas that span consumers were
 -- judged by the ledger before (ARGV[4] names the hold of the room it gave).
@@ -13,6 +14,7 @@ local cfg = settings()
 if not cfg then return -1 end
 local queue = ARGV[1] == 'dead' and K.dead or K.errors
 local moved, full = 0, 0
+local back = {}
 local now = now_ms()
 local quota = own_quota(cfg)
 
@@ -34,9 +36,11 @@ local function redrive(id)
   quota.take(bytes)
   redis.call('ZREM', queue, id)
   redis.call('HDEL', K.failures, id)
-  -- back with what is left of its retention (a TTL does not follow it into the queues)
-  redis.call('ZREM', K.expiry, id)
-  redis.call('ZADD', K.backlog, seq, id)
+  -- back with what is left of its retention (a TTL does not follow it into the queues); at the
+  -- backlog's end it is no longer in publish order there, so the expiry index ends it
+  redis.call('ZADD', K.expiry, retention_ends(cfg, id), id)
+  table.insert(back, id)
+  table.insert(back, seq)
   -- back in the consumer's spool (not charged to its topic again)
   spool_more(bytes, 1)
   moved = moved + 1
@@ -54,6 +58,7 @@ else
     table.insert(statuses, redrive(ARGV[i]))
   end
 end
+enter_backlog(back)
 realize(ARGV[4])
 count({redriven = moved})
 if moved > 0 then wake_waiter(cfg) end

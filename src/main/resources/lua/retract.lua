@@ -11,7 +11,8 @@ local cfg = settings()
 if not cfg then return -1 end
 local out, taken = {}, 0
 for i, id in ipairs(ARGV) do
-  if redis.call('ZREM', K.backlog, id) == 1 then
+  if in_backlog(id) then
+    leave_backlog(id)
     spool_less(id, forget(id))
     redis.call('ZREM', KEYS[EXTRA_KEY], id)
     taken = taken + 1

@@ -9,6 +9,7 @@ import io.herald.auth.Authenticator;
 import io.herald.auth.BearerTokens;
 import io.herald.auth.JwtTokens;
 import io.herald.config.HeraldConfig;
+import io.herald.consumer.BacklogUpgrade;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerStore;
 import io.herald.delivery.NotificationVerticle;
@@ -101,6 +102,7 @@ public final class HeraldNode {
         .compose(ok -> Future.all(config.consumers().values().stream().map(consumers::put).toList()))
         .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))
         .compose(ok -> directory.reload())
+        .compose(ok -> BacklogUpgrade.run(nodeStore, directory.all().keySet()))
         .compose(ok -> topics.reload())
         .compose(ok -> deploy(vertx, deployments, new NotificationVerticle(stores, directory, topics, node), 1))
         .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores, salts), 1))

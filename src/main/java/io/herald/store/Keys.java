@@ -52,9 +52,15 @@ public final class Keys {
   /** The keys every per-consumer script receives, in the order {@code consumer.lib.lua} names them. */
   public static List<String> consumer(String consumer) {
     String p = prefix(consumer);
-    return List.of(p + "meta", p + "backlog", p + "events", p + "expiry", waiters(consumer),
+    return List.of(p + "meta", p + "arrivals", p + "events", p + "expiry", waiters(consumer),
         p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
-        p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes", realized(consumer));
+        p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes", realized(consumer),
+        p + "gone");
+  }
+
+  /** The consumer's backlog as 0.6.0 kept it (a sorted set), for {@code backlog_upgrade.lua}. */
+  public static String legacyBacklog(String consumer) {
+    return prefix(consumer) + "backlog";
   }
 
   /** The ledger holds the consumer's scripts realized (KEYS[19] of the per-consumer scripts). */

@@ -42,6 +42,7 @@ public final class Script {
   public static final Script SPOOL_FIGURES = perConsumer("spool_figures", false, Writes.READS);
   public static final Script CONSUMER_PUT = perConsumer("consumer_put", false, Writes.GROWS);
   public static final Script CONSUMER_DELETE = perConsumer("consumer_delete", true, Writes.FREES);
+  public static final Script BACKLOG_UPGRADE = perConsumer("backlog_upgrade", false, Writes.GROWS);
   public static final Script DUE_LOWER = standalone("due_lower");
   public static final Script DUE_UPDATE = standalone("due_update");
   public static final Script DUE_LIST = standalone("due_list");

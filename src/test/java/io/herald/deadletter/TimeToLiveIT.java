@@ -9,6 +9,8 @@ import io.herald.testing.RedisCli;
 import io.herald.testing.Http.Reply;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
@@ -102,5 +104,82 @@ class TimeToLiveIT extends GatewayTest {
         .getJsonObject("totals").getLong("dropped") == 1);
     assertEquals(0, http().metadata(consumer).json().getLong("spooledBytes"));
     assertEquals(0, http().poll(consumer, new JsonObject()).events().size());
+  }
+
+  @Test
+  @DisplayName("an event whose TTL ends in the backlog leaves it from the middle: the events around it go out in order; redriven before its place is reached, it takes that place again and goes out once")
+  void ttlLeavesBacklogFromTheMiddle() {
+    String topic = unique("middle");
+    String consumer = consumer(new JsonObject(), topic);
+    assertEquals(200, http().publish(topic, new JsonObject().put("events", new JsonArray()
+        .add(new JsonObject().put("payload", "first"))
+        .add(new JsonObject().put("payload", "brief").put("ttlMs", 1000))
+        .add(new JsonObject().put("payload", "last")))).status());
+    await().atMost(Duration.ofSeconds(10)).until(() -> deadLetterReasons(consumer).size() == 1);
+    assertEquals(2, http().metadata(consumer).json().getLong("backlog"));
+
+    Reply redriven = http().post("/v1/consumers/" + consumer + "/dead-letters/redrive", new JsonObject().put("all", true));
+    assertEquals(200, redriven.status(), redriven.body());
+    assertEquals(3, http().metadata(consumer).json().getLong("backlog"));
+    Reply batch = http().poll(consumer, new JsonObject().put("maxEvents", 10));
+    assertEquals(List.of("first", "brief", "last"), batch.events().stream().map(e -> ((JsonObject) e).getValue("payload")).toList());
+    assertEquals(0, http().poll(consumer, new JsonObject().put("maxEvents", 10)).events().size());
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("backlog"), metadata.encode());
+    assertEquals(3, metadata.getLong("unacked"), metadata.encode());
+    assertFalse(RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:gone"), "no dead pair is left");
+  }
+
+  @Test
+  @DisplayName("an event whose TTL ends in the backlog, dropped with deadLetter off: the next poll skips its place, and nothing of it is left")
+  void ttlDropLeavesNothingInTheBacklog() {
+    String topic = unique("middrop");
+    String consumer = consumer(new JsonObject().put("deadLetter", false), topic);
+    assertEquals(200, http().publish(topic, new JsonObject().put("events", new JsonArray()
+        .add(new JsonObject().put("payload", "brief").put("ttlMs", 1000))
+        .add(new JsonObject().put("payload", "kept")))).status());
+    await().atMost(Duration.ofSeconds(10)).until(() -> http().metadata(consumer).json().getLong("backlog") == 1);
+    Reply batch = http().poll(consumer, new JsonObject().put("maxEvents", 10));
+    assertEquals(List.of("kept"), batch.events().stream().map(e -> ((JsonObject) e).getValue("payload")).toList());
+    assertFalse(RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:gone"), "no dead pair is left");
+    assertEquals(0, RedisCli.send(redis.url(), Request.cmd(Command.LLEN).arg("herald:{c:" + consumer + "}:arrivals")).toLong());
+  }
+
+  @Test
+  @DisplayName("an event whose TTL ends in the backlog is acked from the dead-letter queue like any other")
+  void ttlEndedInBacklogIsAckedFromDeadLetters() {
+    String topic = unique("midack");
+    String consumer = consumer(new JsonObject(), topic);
+    assertEquals(200, http().publish(topic, new JsonObject().put("events", new JsonArray()
+        .add(new JsonObject().put("payload", "first"))
+        .add(new JsonObject().put("payload", "brief").put("ttlMs", 1000)))).status());
+    await().atMost(Duration.ofSeconds(10)).until(() -> deadLetterReasons(consumer).size() == 1);
+    String path = "/v1/consumers/" + consumer + "/dead-letters";
+    String ackId = http().post(path + "/poll", new JsonObject().put("maxEvents", 10)).ackIds().get(0);
+    Reply acked = http().post(path + "/acks", new JsonObject().put("ackIds", new JsonArray().add(ackId)));
+    assertEquals("ACKED", acked.results().getJsonObject(0).getString("status"), acked.body());
+    assertEquals(List.of(), deadLetterReasons(consumer));
+  }
+
+  @Test
+  @DisplayName("a run of dead backlog pairs longer than a call drops does not hold a long poll back: the event behind it goes out within the wait")
+  void longRunOfDeadPairsDoesNotHoldPollsBack() {
+    String topic = unique("deadrun");
+    String consumer = consumer(new JsonObject().put("deadLetter", false).put("maxPollRecords", 1000), topic);
+    assertEquals(200, http().publish(topic, events("head")).status());
+    int brief = 5000;
+    for (int sent = 0; sent < brief; sent += 1000) {
+      JsonArray batch = new JsonArray();
+      for (int i = 0; i < 1000; i++) {
+        batch.add(new JsonObject().put("payload", i).put("ttlMs", 1000));
+      }
+      assertEquals(200, http().publish(topic, new JsonObject().put("events", batch)).status());
+    }
+    assertEquals(200, http().publish(topic, events("behind")).status());
+    await().atMost(Duration.ofSeconds(20)).until(() -> http().metadata(consumer).json().getLong("backlog") == 2);
+    assertEquals(List.of("head"), http().poll(consumer, new JsonObject().put("maxEvents", 1)).events().stream()
+        .map(e -> ((JsonObject) e).getValue("payload")).toList());
+    Reply behind = http().poll(consumer, new JsonObject().put("maxEvents", 10).put("waitMs", 5000));
+    assertEquals(List.of("behind"), behind.events().stream().map(e -> ((JsonObject) e).getValue("payload")).toList());
   }
 }
