@@ -1,7 +1,10 @@
 package io.herald.store;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Builds every Redis key Herald uses. All keys of one consumer share the hash tag {@code {c:<name>}}
@@ -29,6 +32,11 @@ public final class Keys {
   public static final List<String> LEDGER = List.of("herald:{quota}:usage", "herald:{quota}:synced",
       "herald:{quota}:holds", "herald:{quota}:holdEnds");
 
+  /** How many consumers' keys are kept made (beyond that the cache starts again). */
+  private static final int CACHED_CONSUMERS = 65_536;
+  private static final Map<String, List<String>> CONSUMER_KEYS = new ConcurrentHashMap<>();
+  private static final Map<String, byte[]> KEY_BYTES = new ConcurrentHashMap<>();
+
   private Keys() {}
 
   /** The consumer whose keys {@code consumerKey} is one of. */
@@ -49,13 +57,32 @@ public final class Keys {
     return "herald:{c:" + consumer + "}:";
   }
 
-  /** The keys every per-consumer script receives, in the order {@code consumer.lib.lua} names them. */
+  /**
+   * The keys every per-consumer script receives, in the order {@code consumer.lib.lua} names them.
+   * Made once per consumer (every script call asks), with their bytes (see {@link #bytes}).
+   */
   public static List<String> consumer(String consumer) {
-    String p = prefix(consumer);
-    return List.of(p + "meta", p + "arrivals", p + "events", p + "expiry", waiters(consumer),
-        p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
-        p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes", realized(consumer),
-        p + "gone");
+    List<String> keys = CONSUMER_KEYS.get(consumer);
+    if (keys == null) {
+      if (CONSUMER_KEYS.size() >= CACHED_CONSUMERS) {
+        CONSUMER_KEYS.clear();
+        KEY_BYTES.clear();
+      }
+      String p = prefix(consumer);
+      keys = List.of(p + "meta", p + "arrivals", p + "events", p + "expiry", waiters(consumer),
+          p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
+          p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes", realized(consumer),
+          p + "gone");
+      keys.forEach(key -> KEY_BYTES.put(key, key.getBytes(StandardCharsets.UTF_8)));
+      CONSUMER_KEYS.put(consumer, keys);
+    }
+    return keys;
+  }
+
+  /** A key's bytes, as a request carries it: made once for the consumers' keys. */
+  public static byte[] bytes(String key) {
+    byte[] bytes = KEY_BYTES.get(key);
+    return bytes != null ? bytes : key.getBytes(StandardCharsets.UTF_8);
   }
 
   /** The consumer's backlog as 0.6.0 kept it (a sorted set), for {@code backlog_upgrade.lua}. */

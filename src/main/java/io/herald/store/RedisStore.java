@@ -190,19 +190,22 @@ public final class RedisStore {
     return client.close();
   }
 
+  /**
+   * The call as one array of its arguments (a request built argument by argument grows its list
+   * again and again), the keys as bytes made once (see {@link Keys#bytes}).
+   */
   private static Request scriptRequest(Command command, String script, List<String> keys, List<?> args) {
-    Request request = Request.cmd(command).arg(script).arg(keys.size());
+    Object[] parts = new Object[2 + keys.size() + args.size()];
+    parts[0] = script;
+    parts[1] = keys.size();
+    int at = 2;
     for (String key : keys) {
-      request.arg(key);
+      parts[at++] = Keys.bytes(key);
     }
     for (Object arg : args) {
-      if (arg instanceof Buffer buffer) {
-        request.arg(buffer);
-      } else {
-        request.arg(String.valueOf(arg));
-      }
+      parts[at++] = arg instanceof Buffer ? arg : String.valueOf(arg);
     }
-    return request;
+    return Request.cmd(command, parts);
   }
 
   /** Whether the failure is Redis' error reply starting with {@code prefix}. */
