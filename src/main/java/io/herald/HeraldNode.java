@@ -134,7 +134,7 @@ public final class HeraldNode {
     Acks acks = new Acks(vertx, config.redis().timeoutMs());
     Settlements settlements = new Settlements(store, dueTimes);
     WebSocketGateway sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, settlements, publisher,
-        http.pingIntervalMs(), http.pongTimeoutMs());
+        http.pingIntervalMs(), http.pongTimeoutMs(), (int) http.maxFrameBytes());
     return new ApiServices(store, publisher, poller, acks, settlements, settler, sockets, waiterPrefix);
   }
 

@@ -2,7 +2,13 @@ package io.herald.vertx;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.flush.FlushConsolidationHandler;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.WebSocketBase;
+import io.vertx.core.http.WebSocketFrame;
+import io.vertx.core.http.WebSocketFrameType;
+import io.vertx.core.http.impl.ws.WebSocketFrameImpl;
+import io.vertx.core.internal.buffer.BufferInternal;
 import io.vertx.core.net.impl.ConnectionBase;
 import java.net.ConnectException;
 
@@ -46,6 +52,30 @@ public final class VertxInternals {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Writes a text message from its UTF-8 bytes, in frames of at most {@code maxFrameSize} bytes, as
+   * {@code writeTextMessage} does from a String: without decoding the bytes into a String and
+   * encoding it back (two copies of every frame the gateway sends). Returns false, writing nothing,
+   * when the buffer is not of the implementation class this knows.
+   */
+  public static boolean writeText(WebSocketBase socket, Buffer utf8, int maxFrameSize) {
+    if (!(utf8 instanceof BufferInternal bytes)) {
+      return false;
+    }
+    int length = utf8.length();
+    int offset = 0;
+    do {
+      int end = Math.min(length, offset + maxFrameSize);
+      boolean last = end == length;
+      Buffer piece = offset == 0 && last ? utf8 : bytes.slice(offset, end);
+      socket.writeFrame(offset == 0
+          ? new WebSocketFrameImpl(WebSocketFrameType.TEXT, ((BufferInternal) piece).getByteBuf(), last)
+          : WebSocketFrame.continuationFrame(piece, last));
+      offset = end;
+    } while (offset < length);
+    return true;
   }
 
   /** Whether a failure of the Redis client is an error reply of Redis itself (the command ran, or was refused). */

@@ -32,6 +32,7 @@ final class ConsumerSocket {
 
   private final Vertx vertx;
   private final ServerWebSocket socket;
+  private final Frames frames;
   /** Ends the connection without a close frame. */
   private final Runnable drop;
   private final ConsumerSettings consumer;
@@ -43,10 +44,11 @@ final class ConsumerSocket {
   private final ReadGate gate;
   private long noticeTimer = -1;
 
-  ConsumerSocket(Vertx vertx, ServerWebSocket socket, Runnable drop, ConsumerSettings consumer, PollService poller,
-      RateLimiter rateLimiter, Acks acks, Settlements settlements) {
+  ConsumerSocket(Vertx vertx, ServerWebSocket socket, Frames frames, Runnable drop, ConsumerSettings consumer,
+      PollService poller, RateLimiter rateLimiter, Acks acks, Settlements settlements) {
     this.vertx = vertx;
     this.socket = socket;
+    this.frames = frames;
     this.drop = drop;
     this.consumer = consumer;
     this.poller = poller;
@@ -60,12 +62,12 @@ final class ConsumerSocket {
   }
 
   private void send(Buffer frame) {
-    Frames.send(socket, frame);
+    frames.send(socket, frame);
     gate.check();
   }
 
   private void sendError(Object requestId, ApiException error) {
-    Frames.sendError(socket, requestId, error);
+    frames.sendError(socket, requestId, error);
     gate.check();
   }
 

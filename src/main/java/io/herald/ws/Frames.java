@@ -1,14 +1,22 @@
 package io.herald.ws;
 
 import io.herald.protocol.ApiException;
+import io.herald.vertx.VertxInternals;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 
-/** The gateway's WebSocket frames: one JSON object each, typed, with the request's requestId. */
+/**
+ * The gateway's WebSocket frames: one JSON object each, typed, with the request's requestId; sent
+ * in frames of at most the gateway's WebSocket frame size.
+ */
 final class Frames {
-  private Frames() {}
+  private final int maxFrameBytes;
+
+  Frames(int maxFrameBytes) {
+    this.maxFrameBytes = maxFrameBytes;
+  }
 
   /** {@code {"type":..,"requestId":.., <the members of body>}}; body is a JSON object or null. */
   static Buffer frame(String type, Object requestId, Buffer body) {
@@ -25,7 +33,7 @@ final class Frames {
   }
 
   /** The protocol's WebSocket error: {@code {"type":"error","status":..,"code":..,"message":..}}. */
-  static void sendError(ServerWebSocket socket, Object requestId, ApiException error) {
+  void sendError(ServerWebSocket socket, Object requestId, ApiException error) {
     JsonObject frame = new JsonObject().put("type", "error").put("status", error.code().status())
         .put("code", error.code().name()).put("message", error.getMessage());
     if (error.details() != null) {
@@ -37,8 +45,8 @@ final class Frames {
     send(socket, frame.toBuffer());
   }
 
-  static void send(ServerWebSocket socket, Buffer frame) {
-    if (!socket.isClosed()) {
+  void send(ServerWebSocket socket, Buffer frame) {
+    if (!socket.isClosed() && !VertxInternals.writeText(socket, frame, maxFrameBytes)) {
       socket.writeTextMessage(frame.toString());
     }
   }

@@ -22,14 +22,16 @@ final class PublishSocket {
   private static final Set<String> ENVELOPE = Set.of("op", "topic", "requestId");
 
   private final ServerWebSocket socket;
+  private final Frames frames;
   private final PublishService publisher;
   /** Who opened the socket: each frame's topic must be among its grants. */
   private final Caller caller;
   private ReadGate gate;
   private boolean closed;
 
-  PublishSocket(ServerWebSocket socket, PublishService publisher, Caller caller) {
+  PublishSocket(ServerWebSocket socket, Frames frames, PublishService publisher, Caller caller) {
     this.socket = socket;
+    this.frames = frames;
     this.publisher = publisher;
     this.caller = caller;
   }
@@ -45,7 +47,7 @@ final class PublishSocket {
     try {
       request = PublishRequest.parse(frame, ENVELOPE);
     } catch (ApiException e) {
-      Frames.sendError(socket, requestIdOf(frame), e);
+      frames.sendError(socket, requestIdOf(frame), e);
       gate.check();
       return;
     }
@@ -69,9 +71,9 @@ final class PublishSocket {
     answer.onComplete(done -> {
       if (!closed) {
         if (done.succeeded()) {
-          Frames.send(socket, Frames.frame("publishResult", requestId, done.result().toBuffer()));
+          frames.send(socket, Frames.frame("publishResult", requestId, done.result().toBuffer()));
         } else {
-          Frames.sendError(socket, requestId, ApiException.from(done.cause(), true));
+          frames.sendError(socket, requestId, ApiException.from(done.cause(), true));
         }
       }
       gate.answered();

@@ -41,13 +41,16 @@ public final class WebSocketGateway {
   private final long pongTimeoutMs;
   private final RateLimiter rateLimiter;
   private final Settlements settlements;
+  private final Frames frames;
   private final Set<ServerWebSocket> sockets = new HashSet<>();
   /** The consumer sockets of this instance, by consumer: a block reaches all of them. */
   private final Map<String, Set<ConsumerSocket>> byConsumer = new HashMap<>();
 
+  /** @param maxFrameBytes the largest WebSocket frame (the server's): longer messages go in several */
   public WebSocketGateway(Vertx vertx, PollService poller, RateLimiter rateLimiter, Acks acks,
-      Settlements settlements, PublishService publisher, long pingIntervalMs, long pongTimeoutMs) {
+      Settlements settlements, PublishService publisher, long pingIntervalMs, long pongTimeoutMs, int maxFrameBytes) {
     this.vertx = vertx;
+    this.frames = new Frames(maxFrameBytes);
     this.poller = poller;
     this.rateLimiter = rateLimiter;
     this.settlements = settlements;
@@ -69,8 +72,8 @@ public final class WebSocketGateway {
       }
       HttpConnection connection = ctx.request().connection();
       upgrade(ctx, socket -> {
-        ConsumerSocket opened = new ConsumerSocket(vertx, socket, () -> drop(connection, socket), consumer, poller,
-            rateLimiter, acks, settlements);
+        ConsumerSocket opened = new ConsumerSocket(vertx, socket, frames, () -> drop(connection, socket), consumer,
+            poller, rateLimiter, acks, settlements);
         Set<ConsumerSocket> ofConsumer = byConsumer.computeIfAbsent(consumer.name(), name -> new HashSet<>());
         ofConsumer.add(opened);
         opened.start();
@@ -94,7 +97,7 @@ public final class WebSocketGateway {
   /** Upgrades the request to a publishing socket. */
   public void acceptPublisher(RoutingContext ctx) {
     upgrade(ctx, socket -> {
-      new PublishSocket(socket, publisher, Authentication.caller(ctx)).start();
+      new PublishSocket(socket, frames, publisher, Authentication.caller(ctx)).start();
       return () -> {};
     });
   }
@@ -142,7 +145,7 @@ public final class WebSocketGateway {
             }
           });
           socket.binaryMessageHandler(binary ->
-              Frames.sendError(socket, null, ApiException.invalid("frame", "frames are JSON text")));
+              frames.sendError(socket, null, ApiException.invalid("frame", "frames are JSON text")));
           Runnable onEnd = open.apply(socket);
           socket.endHandler(v -> {
             sockets.remove(socket);

@@ -103,6 +103,27 @@ class VertxInternalsIT {
     }
   }
 
+  @Test
+  @DisplayName("a text message written from its bytes arrives whole, in one frame or in several of at most the frame size")
+  void writeText() {
+    Promise<Boolean> written = Promise.promise();
+    String longText = "é".repeat(1500);
+    HttpServer server = VERTX.createHttpServer().requestHandler(request ->
+        request.toWebSocket().onSuccess(socket -> socket.textMessageHandler(text -> written.complete(
+            VertxInternals.writeText(socket, new JsonObject().put("n", 1).toBuffer(), 1024)
+                && VertxInternals.writeText(socket, new JsonObject().put("text", longText).toBuffer(), 1024))))
+    ).listen(0, "127.0.0.1").await();
+    try (TestSocket client = TestSocket.connect(server.actualPort(), "/")) {
+      client.send(new JsonObject().put("op", "ping"));
+      assertTrue(written.future().await());
+      assertEquals(1, client.next().getInteger("n"));
+      // 3,011 bytes of UTF-8: three frames of at most 1,024, one cut through a two-byte character
+      assertEquals(longText, client.next().getString("text"));
+    } finally {
+      server.close().await();
+    }
+  }
+
   private static int freePort() {
     try (ServerSocket socket = new ServerSocket(0)) {
       return socket.getLocalPort();
