@@ -365,10 +365,13 @@ local function backlog_size()
   return size
 end
 
--- Whether the event is in the backlog: spooled, not handed out since it came (back), not in the
+-- Whether the event is in the backlog: spooled, not handed out since it came (back) (nor in the
+-- sets of handed-out events: an older version's entry may lack its deliveries entry), not in the
 -- dead-letter or error queue, its pair not dead.
 local function in_backlog(id)
   return redis.call('HEXISTS', K.events, id) == 1 and redis.call('HEXISTS', K.deliveries, id) == 0
+    and not (redis.call('ZSCORE', K.pending, id) or redis.call('ZSCORE', K.stale, id)
+      or redis.call('ZSCORE', K.scheduled, id))
     and redis.call('HEXISTS', K.failures, id) == 0 and not dead_pairs({id})[id]
 end
 

@@ -5,7 +5,8 @@ if not cfg then return -1 end
 local now = now_ms()
 local pending = redis.call('ZCARD', K.pending)
 local stale = redis.call('ZCARD', K.stale)
--- the first live pair among the backlog's first HEAD_LOOK (past dead ones, else the first)
+-- the publish time of the first live pair among the backlog's first HEAD_LOOK (arrival order is
+-- publish order but for redriven events, which go to the end), else of the first pair
 local HEAD_LOOK = 100
 local oldestBacklog = -1
 local head = redis.call('LRANGE', K.backlog, 0, 2 * HEAD_LOOK - 1)
@@ -21,7 +22,6 @@ for _, id in ipairs(headIds) do
   end
 end
 local backlog = backlog_size()
--- none live among them: the first one's time is an upper bound of the oldest
 if oldestBacklog < 0 and backlog > 0 then oldestBacklog = published_at(headIds[1]) end
 -- K.first keeps the first hand-outs that deadlines no longer tell (redeliveries, lapsed and extended
 -- deliveries); of the other, first deliveries the earliest deadline tells the oldest (while

@@ -144,7 +144,13 @@ public final class PollService {
       String holdId = HexFormat.of().formatHex(hold) + ":" + consumer.name();
       ledger.takeUnacked(store, holdId, max)
           .onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, false))))
-          .onSuccess(room -> run(holdId, room));
+          .onSuccess(room -> {
+            if (answer.future().isComplete()) {
+              settler.settle(List.of(holdId), List.of()); // stopped meanwhile: the room goes back
+            } else {
+              run(holdId, room);
+            }
+          });
     }
 
     /** Whether the events it hands out count against maxUnackedTotal (then the ledger gives room first). */
@@ -192,7 +198,15 @@ public final class PollService {
               salts.heard(consumer.name(), salt);
               // the script's mode, not this node's copy of it, tells whether they need acks
               boolean auto = reply.get(6).toString().isEmpty();
-              finish(Future.succeededFuture(encode(reply, handed, auto ? null : batchAckId, salt, mark)));
+              Batch batch = encode(reply, handed, auto ? null : batchAckId, salt, mark);
+              if (answer.future().isComplete()) {
+                // the client went away while this attempt ran: what it handed out reached no one,
+                // and goes out again after its backoff rather than at its deadline
+                release(consumer, batch.ackIds()).onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
+                    "Deliveries of a poll whose client went away wait for their deadline: " + failure.getMessage()));
+              } else {
+                finish(Future.succeededFuture(batch));
+              }
             } else if (reply.get(2).toInteger() == 2) {
               // held back by maxUnackedTotal: the ledger tells of room once, and that may come
               // between this attempt and its parking, so a held-back poll also asks again soon

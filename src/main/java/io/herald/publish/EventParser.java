@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.JsonLimits;
+import io.herald.protocol.Utf8;
 import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -48,6 +49,8 @@ final class EventParser {
    */
   static PublishRequest parse(Buffer body, Set<String> envelopeFields) {
     byte[] bytes = body.getBytes();
+    // stored and handed out as sent: it must be text a WebSocket frame may carry
+    Utf8.requireValid(bytes, "body");
     try {
       EventParser parser = new EventParser(bytes, envelopeFields);
       List<PublishedEvent> events = parser.request();

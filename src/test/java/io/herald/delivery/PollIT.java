@@ -14,6 +14,8 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -458,5 +460,29 @@ class PollIT extends GatewayTest {
 
   private static boolean isListenedFor(String consumer) {
     return RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:waiters");
+  }
+
+  @Test
+  @DisplayName("a poll whose client went away while its script ran: what the script handed out goes out again after its backoff, not at its deadline")
+  void abandonedPollReleasesItsBatch() throws Exception {
+    String topic = unique("abandoned");
+    String consumer = consumer(new JsonObject().put("ackTimeoutMs", 60_000)
+        .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
+    http().publish(topic, event("once"));
+    // Redis holds every command for half a second (within the node's Redis timeout): the poll's
+    // script runs after its client is gone
+    RedisCli.send(redis.url(), Request.cmd(Command.CLIENT).arg("PAUSE").arg(500).arg("ALL"));
+    try (Socket client = new Socket("127.0.0.1", nodeA.port())) {
+      byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+      client.getOutputStream().write(("POST /v1/consumers/" + consumer + "/poll HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+          + "Content-Type: application/json\r\nContent-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      client.getOutputStream().write(body);
+      client.getOutputStream().flush();
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> http().metadata(consumer).json().getJsonObject("totals")
+        .getLong("delivered") == 1);
+    Reply again = http().poll(consumer, new JsonObject().put("waitMs", 5000));
+    assertEquals(1, again.events().size(), again.body());
+    assertEquals(2, again.events().getJsonObject(0).getInteger("deliveryCount"), again.body());
   }
 }

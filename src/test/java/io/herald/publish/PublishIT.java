@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
 import io.vertx.core.json.JsonObject;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -170,5 +172,24 @@ class PublishIT extends GatewayTest {
     assertEquals(413, reply.status());
     assertEquals("MESSAGE_TOO_LARGE", reply.errorCode());
     assertTrue(reply.json().getJsonObject("error").getString("message").contains("limit"));
+  }
+
+  @Test
+  @DisplayName("a body that is not strict UTF-8 (here an encoded surrogate a JSON parser lets through) is refused with 400 naming it, and nothing is stored")
+  void invalidUtf8Refused() {
+    String topic = unique("utf8");
+    String consumer = consumer(new JsonObject(), topic);
+    byte[] start = "{\"payload\":\"".getBytes(StandardCharsets.UTF_8);
+    byte[] body = Arrays.copyOf(start, start.length + 5);
+    body[start.length] = (byte) 0xED;
+    body[start.length + 1] = (byte) 0xA0;
+    body[start.length + 2] = (byte) 0x80;
+    body[start.length + 3] = '"';
+    body[start.length + 4] = '}';
+    Reply refused = http().sendBytes("POST", "/v1/topics/" + topic + "/events", body);
+    assertEquals(400, refused.status(), refused.body());
+    assertEquals("INVALID_REQUEST", refused.errorCode());
+    assertEquals("body", refused.json().getJsonObject("error").getJsonObject("details").getString("field"), refused.body());
+    assertEquals(0, http().metadata(consumer).json().getLong("backlog"));
   }
 }
