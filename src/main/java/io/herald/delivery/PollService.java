@@ -4,6 +4,7 @@ import io.herald.ack.AckIds;
 import io.herald.ack.ConsumerSalts;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
@@ -261,7 +262,8 @@ public final class PollService {
         return;
       }
       vertx.cancelTimer(timer);
-      finish(Future.failedFuture("the client went away"));
+      // told to no one (the client is gone); an attempt on its way may still hand out (see run)
+      finish(Future.failedFuture(new ApiException(ErrorCode.OUTCOME_UNKNOWN, "The client went away")));
       if (waiter != null) {
         // sent on the connection of any attempt still on its way, so it runs after it
         store.send(Request.cmd(Command.ZREM).arg(Keys.waiters(consumer.name())).arg(waiter.id()));

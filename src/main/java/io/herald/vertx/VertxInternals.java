@@ -78,9 +78,14 @@ public final class VertxInternals {
     return true;
   }
 
-  /** Whether a failure of the Redis client is an error reply of Redis itself (the command ran, or was refused). */
+  /**
+   * Whether a failure of the Redis client is an error reply of Redis itself (the command ran, or was
+   * refused). The client fails the commands still waiting on a connection that closed with an
+   * error of the same class, CONNECTION_CLOSED: that is no reply of Redis (the outcome is unknown).
+   */
   public static boolean isRedisErrorReply(Throwable failure) {
-    return failure.getClass().getName().equals("io.vertx.redis.client.impl.types.ErrorType");
+    return failure.getClass().getName().equals("io.vertx.redis.client.impl.types.ErrorType")
+        && !"CONNECTION_CLOSED".equals(failure.getMessage());
   }
 
   /**

@@ -14,6 +14,7 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -60,6 +61,26 @@ class VertxInternalsIT {
     Throwable refused = failureOf("redis://127.0.0.1:" + freePort(), Request.cmd(Command.PING));
     assertTrue(VertxInternals.isNotConnected(refused), String.valueOf(refused));
     assertFalse(VertxInternals.isRedisErrorReply(refused));
+  }
+
+  @Test
+  @DisplayName("a command waiting on a connection that closes is neither an error reply of Redis nor a command that was never sent")
+  void connectionClosedUnderACommand() {
+    Redis client = Redis.createClient(VERTX, redis.url());
+    try {
+      RedisConnection connection = client.connect().await();
+      long id = connection.send(Request.cmd(Command.CLIENT).arg("ID")).await().toLong();
+      Future<?> waiting = connection.send(Request.cmd(Command.BLPOP).arg("never-" + id).arg(0));
+      failureOf(redis.url(), Request.cmd(Command.CLIENT).arg("KILL").arg("ID").arg(id));
+      Throwable closed = waiting.transform(done -> Future.succeededFuture(done.cause())).await();
+      // the client fails it with an error of the class of Redis' error replies
+      assertEquals("io.vertx.redis.client.impl.types.ErrorType", closed.getClass().getName());
+      assertEquals("CONNECTION_CLOSED", closed.getMessage());
+      assertFalse(VertxInternals.isRedisErrorReply(closed), String.valueOf(closed));
+      assertFalse(VertxInternals.isNotConnected(closed), String.valueOf(closed));
+    } finally {
+      client.close();
+    }
   }
 
   @Test
