@@ -341,6 +341,15 @@ local function uses_gone()
   return gone_in_use
 end
 
+-- The eventIds of a list of backlog pairs (eventId, seq, eventId, seq, ...).
+local function ids_of(arrivals)
+  local ids = {}
+  for i = 1, #arrivals, 2 do
+    ids[(i + 1) / 2] = arrivals[i]
+  end
+  return ids
+end
+
 -- Of these eventIds, a table of those whose backlog pair is dead.
 local function dead_pairs(ids)
   local dead = {}
@@ -385,11 +394,7 @@ end
 -- pair is still there takes it back instead (see above).
 local function enter_backlog(arrivals)
   if uses_gone() then
-    local ids = {}
-    for i = 1, #arrivals, 2 do
-      ids[(i + 1) / 2] = arrivals[i]
-    end
-    local dead = dead_pairs(ids)
+    local dead = dead_pairs(ids_of(arrivals))
     if next(dead) then
       local fresh, back = {}, {}
       for i = 1, #arrivals, 2 do
@@ -431,10 +436,7 @@ local function take_backlog(n)
   while #ids < n and #dropped < DEAD_PAIRS_PER_CALL do
     local size = math.max(n - #ids, #dropped)
     local piece = redis.call('LRANGE', K.backlog, 2 * looked, 2 * (looked + size) - 1)
-    local pieceIds = {}
-    for i = 1, #piece, 2 do
-      pieceIds[(i + 1) / 2] = piece[i]
-    end
+    local pieceIds = ids_of(piece)
     local dead = dead_pairs(pieceIds)
     for i, id in ipairs(pieceIds) do
       if #ids == n then break end
@@ -753,10 +755,7 @@ local function expire_due(cfg, now, limit)
     expire(cfg, id, why, now)
   end
   local head = redis.call('LRANGE', K.backlog, 0, 2 * limit - 1)
-  local ids = {}
-  for i = 1, #head, 2 do
-    ids[(i + 1) / 2] = head[i]
-  end
+  local ids = ids_of(head)
   local dead = dead_pairs(ids)
   local ended = 0
   for i, id in ipairs(ids) do

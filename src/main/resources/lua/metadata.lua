@@ -9,11 +9,7 @@ local stale = redis.call('ZCARD', K.stale)
 -- publish order but for redriven events, which go to the end), else of the first pair
 local HEAD_LOOK = 100
 local oldestBacklog = -1
-local head = redis.call('LRANGE', K.backlog, 0, 2 * HEAD_LOOK - 1)
-local headIds = {}
-for i = 1, #head, 2 do
-  headIds[(i + 1) / 2] = head[i]
-end
+local headIds = ids_of(redis.call('LRANGE', K.backlog, 0, 2 * HEAD_LOOK - 1))
 local dead = dead_pairs(headIds)
 for _, id in ipairs(headIds) do
   if not dead[id] then
