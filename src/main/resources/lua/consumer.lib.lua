@@ -354,17 +354,14 @@ end
 local function dead_pairs(ids)
   local dead = {}
   if #ids == 0 or not uses_gone() then return dead end
+  local i = 0
   for _, flags in ipairs(in_pieces(ids, 1, function(...) return redis.call('SMISMEMBER', K.gone, ...) end)) do
     for _, flag in ipairs(flags) do
-      local n = #dead + 1
-      dead[n] = flag == 1
+      i = i + 1
+      if flag == 1 then dead[ids[i]] = true end
     end
   end
-  local byId = {}
-  for i, id in ipairs(ids) do
-    if dead[i] then byId[id] = true end
-  end
-  return byId
+  return dead
 end
 
 -- How many events the backlog holds (its live pairs).
