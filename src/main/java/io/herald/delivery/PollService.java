@@ -310,7 +310,11 @@ public final class PollService {
    */
   private static Batch encode(Response reply, int handed, String batchAckId, String salt, String mark) {
     List<String> ackIds = new ArrayList<>(handed);
-    Buffer json = Buffer.buffer(256 + handed * 512);
+    int size = 96;
+    for (int i = 0; i < handed; i++) {
+      size += reply.get(FIRST_EVENT + i * 4 + 3).toBuffer().length() + (batchAckId == null ? 40 : 200);
+    }
+    Buffer json = Buffer.buffer(size); // sized once: growing copies the whole batch each time
     // the batch's size ends its batchAckId: the ack tracker packs its calls by it
     json.appendString("{\"batchAckId\":")
         .appendString(handed > 0 && batchAckId != null ? "\"" + batchAckId + String.format("%03x", handed) + "\"" : "null")

@@ -31,11 +31,14 @@ final class EventBlobs {
 
   /** The event's members as delivered, with the payload spliced in as the publisher sent it. */
   static Buffer blob(String eventId, String topic, PublishedEvent event, long publishedAt) {
-    Buffer blob = Buffer.buffer(event.payload().length() + 160);
+    String key = event.key() == null ? "null" : Json.encode(event.key());
+    String headers = headers(event.headers());
+    Buffer blob = Buffer.buffer(96 + eventId.length() + topic.length() + key.length() + headers.length()
+        + event.payload().length());
     blob.appendString("\"eventId\":\"").appendString(eventId)
         .appendString("\",\"topic\":\"").appendString(topic)
-        .appendString("\",\"key\":").appendString(event.key() == null ? "null" : Json.encode(event.key()))
-        .appendString(",\"headers\":").appendString(headers(event.headers()))
+        .appendString("\",\"key\":").appendString(key)
+        .appendString(",\"headers\":").appendString(headers)
         .appendString(",\"payload\":").appendBuffer(event.payload())
         .appendString(",\"publishedAt\":").appendString(Long.toString(publishedAt));
     return blob;

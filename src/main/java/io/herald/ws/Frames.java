@@ -20,9 +20,12 @@ final class Frames {
 
   /** {@code {"type":..,"requestId":.., <the members of body>}}; body is a JSON object or null. */
   static Buffer frame(String type, Object requestId, Buffer body) {
-    Buffer frame = Buffer.buffer().appendString("{\"type\":\"").appendString(type).appendString("\"");
-    if (requestId != null) {
-      frame.appendString(",\"requestId\":").appendString(Json.encode(requestId));
+    String id = requestId == null ? null : Json.encode(requestId);
+    // sized once: a batch's frame is the batch's whole JSON again, and growing it copies it each time
+    Buffer frame = Buffer.buffer(32 + type.length() + (id == null ? 0 : id.length()) + (body == null ? 0 : body.length()))
+        .appendString("{\"type\":\"").appendString(type).appendString("\"");
+    if (id != null) {
+      frame.appendString(",\"requestId\":").appendString(id);
     }
     if (body != null && body.length() > 2) {
       frame.appendString(",").appendBuffer(body, 1, body.length() - 1);
