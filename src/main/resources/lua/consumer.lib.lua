@@ -35,10 +35,13 @@
 --                            figures include now -> when; the node removes them once the ledger knows
 -- KEYS[20] gone       SET    eventIds whose pair in the backlog is dead: they left it from its
 --                            middle (TTL, retract), and the pair goes when it reaches the head
--- Scripts may add keys of their own from KEYS[21] on (EXTRA_KEY).
+-- KEYS[21] delayed    ZSET   eventId -> its deliverAt: published with a delay not over yet; each
+--                            has an entry in the expiry index (see publish.lua), and enters the
+--                            backlog's end when its time comes (see release_delayed)
+-- Scripts may add keys of their own from KEYS[22] on (EXTRA_KEY).
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local KEYS, ARGV, K
-local EXTRA_KEY = 21
+local EXTRA_KEY = 22
 -- Variadic commands: one redis.call for many members costs far less than one per member (each
 -- call converts its arguments, and with AOF every write call is logged on its own). Lua's C stack
 -- caps how many arguments one call may take, so long lists go in pieces of CALL_ARGS.
@@ -158,6 +161,13 @@ local ttl_in_use
 local function uses_ttl()
   if ttl_in_use == nil then ttl_in_use = redis.call('EXISTS', K.ttl) == 1 end
   return ttl_in_use
+end
+
+-- Whether the expiry index holds anything (TTLs, delayed or redriven events, stale deliveries).
+local expiry_in_use
+local function uses_expiry()
+  if expiry_in_use == nil then expiry_in_use = redis.call('EXISTS', K.expiry) == 1 end
+  return expiry_in_use
 end
 
 -- When an event's time with the consumer ends, and why: its TTL (K.ttl) or its retention.
@@ -373,11 +383,11 @@ end
 
 -- Whether the event is in the backlog: spooled, not handed out since it came (back) (nor in the
 -- sets of handed-out events: an older version's entry may lack its deliveries entry), not in the
--- dead-letter or error queue, its pair not dead.
+-- dead-letter or error queue, not waiting out its delay, its pair not dead.
 local function in_backlog(id)
   return redis.call('HEXISTS', K.events, id) == 1 and redis.call('HEXISTS', K.deliveries, id) == 0
     and not (redis.call('ZSCORE', K.pending, id) or redis.call('ZSCORE', K.stale, id)
-      or redis.call('ZSCORE', K.scheduled, id))
+      or redis.call('ZSCORE', K.scheduled, id) or redis.call('ZSCORE', K.delayed, id))
     and redis.call('HEXISTS', K.failures, id) == 0 and not dead_pairs({id})[id]
 end
 
@@ -407,6 +417,20 @@ local function enter_backlog(arrivals)
     end
   end
   call_each('RPUSH', K.backlog, arrivals, 2)
+end
+
+-- Delayed events whose time has come enter the backlog's end, each with a new arrival sequence
+-- (their place in the arrival order is now). Bounded by limit.
+local function release_delayed(now, limit)
+  local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', now, 'LIMIT', 0, limit)
+  if #due == 0 then return end
+  call_each('ZREM', K.delayed, due, 1)
+  local seq = redis.call('HINCRBY', K.meta, 'seq', #due) - #due
+  local arrivals = {}
+  for i, id in ipairs(due) do
+    arrivals[2 * i - 1], arrivals[2 * i] = id, string.format('%d', seq + i)
+  end
+  enter_backlog(arrivals)
 end
 
 -- Dead pairs a call drops beyond the events it takes, about: bounds the call (a run of dead pairs
@@ -463,6 +487,7 @@ local function forget(id)
   redis.call('ZREM', K.errors, id)
   redis.call('HDEL', K.failures, id)
   redis.call('ZREM', K.ttl, id)
+  redis.call('ZREM', K.delayed, id)
   redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
   return bytes
 end
@@ -690,8 +715,8 @@ local function expire(cfg, id, why, now, seq, n)
         or redis.call('ZSCORE', K.scheduled, id)) then
       -- in the backlog: it leaves from the middle. Its arrival sequence is in its pair only; the
       -- dead-letter queue's ackIds and the dropped mark need one, so it gets a new one (taking
-      -- its pair back later, it goes out with the pair's)
-      leave_backlog(id)
+      -- its pair back later, it goes out with the pair's). A delayed event has no pair yet.
+      if redis.call('ZREM', K.delayed, id) == 0 then leave_backlog(id) end
       seq = string.format('%d', redis.call('HINCRBY', K.meta, 'seq', 1))
     end
   end
@@ -774,7 +799,8 @@ local function expire_due(cfg, now, limit)
 end
 
 -- When the consumer next has timed work: the earliest of the given times (nil ones skipped), the
--- backlog's oldest retention end and the expiry index's first entry; -1 if there is none.
+-- backlog's oldest retention end, the expiry index's first entry and the first delay's end; -1 if
+-- there is none.
 local function next_due(cfg, ...)
   local next = -1
   local function consider(at)
@@ -787,6 +813,7 @@ local function next_due(cfg, ...)
   -- a dead pair at the head is work now: expire_due drops it
   consider(head and (dead_pairs({head})[head] and now_ms() or retention_ends(cfg, head)))
   consider(tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]))
+  consider(tonumber(redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]))
   return next
 end
 
@@ -928,10 +955,12 @@ local function begin_call(keys, args)
     pending = keys[6], stale = keys[7], deliveries = keys[8], first = keys[9], polls = keys[10],
     scheduled = keys[11], dead = keys[12], errors = keys[13], failures = keys[14], reasons = keys[15],
     ttl = keys[16], charged = keys[17], topicBytes = keys[18], realized = keys[19], gone = keys[20],
+    delayed = keys[21],
   }
   CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
   held_history_ms = 2592000000
   ttl_in_use = nil
+  expiry_in_use = nil
   gone_in_use = nil
   dropped_dead = false
   touched_segments = {}

@@ -3,7 +3,7 @@
 -- Returns {state, entries...}, {} when nothing is known of the event (never spooled for this
 -- consumer, gone longer than the history is kept, or acked on its first delivery: that leaves only
 -- its ack bit, which an eventId does not find), or -1 when the consumer does not exist.
--- States: BACKLOG, DELIVERED, SCHEDULED, DEAD_LETTERED, ERROR while held; ACKED, DROPPED, EXPIRED
+-- States: BACKLOG, DELIVERED, SCHEDULED (a nack's delay, or the publisher's), DEAD_LETTERED, ERROR while held; ACKED, DROPPED, EXPIRED
 -- after it left.
 local cfg = settings()
 if not cfg then return -1 end
@@ -13,7 +13,7 @@ if in_backlog(id) then
   state = 'BACKLOG'
 elseif redis.call('ZSCORE', K.pending, id) or redis.call('ZSCORE', K.stale, id) then
   state = 'DELIVERED'
-elseif redis.call('ZSCORE', K.scheduled, id) then
+elseif redis.call('ZSCORE', K.scheduled, id) or redis.call('ZSCORE', K.delayed, id) then
   state = 'SCHEDULED'
 elseif redis.call('ZSCORE', K.dead, id) then
   state = 'DEAD_LETTERED'

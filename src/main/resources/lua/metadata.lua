@@ -6,7 +6,7 @@ local now = now_ms()
 local pending = redis.call('ZCARD', K.pending)
 local stale = redis.call('ZCARD', K.stale)
 -- the publish time of the first live pair among the backlog's first HEAD_LOOK (arrival order is
--- publish order but for redriven events, which go to the end), else of the first pair
+-- publish order but for redriven and delayed events, which go to the end), else of the first pair
 local HEAD_LOOK = 100
 local oldestBacklog = -1
 local headIds = ids_of(redis.call('LRANGE', K.backlog, 0, 2 * HEAD_LOOK - 1))
@@ -43,6 +43,7 @@ local result = {
   'unacked', pending + stale,
   'stale', redis.call('ZCOUNT', K.pending, '-inf', now) + stale,
   'scheduled', redis.call('ZCARD', K.scheduled),
+  'delayed', redis.call('ZCARD', K.delayed),
   'deadLetters', redis.call('ZCARD', K.dead),
   'errors', redis.call('ZCARD', K.errors),
   'oldestBacklogPublishedAt', oldestBacklog,

@@ -48,6 +48,8 @@ local batchItems = {}
 local handed, redelivered = 0, 0
 
 make_due_stale(cfg, now, 1000)
+-- the scheduler releases them too; here the ones due since its last step go out with this call
+release_delayed(now, 1000)
 
 -- What the hand-outs of this call write, gathered for one variadic command each (see call_each).
 local handedOut = {deliveries = {}, pending = {}, first = {}}
@@ -89,7 +91,7 @@ local function hand_out(id, seq, n, from, firstAt, blob)
       unacked_changed()
     end
     redis.call('HDEL', K.events, id)
-    if from or uses_ttl() then redis.call('ZREM', K.expiry, id) end
+    if from or uses_expiry() then redis.call('ZREM', K.expiry, id) end
     drop_ttl(id)
     spool_less(id, #blob)
     remember_ack(cfg, tonumber(seq))

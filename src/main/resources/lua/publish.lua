@@ -3,14 +3,17 @@
 --                 idempotencyKey during the last dedup window
 -- ARGV[1] the ledger hold of this consumer's part of the round ('' for none)
 -- ARGV[2] the dedup window in ms (publish.idempotencyWindowMs)
--- ARGV[3..] quintuples of eventId, blob, ttlMs ('' for none), the event's topic when it counts
--- against that topic's quota ('' otherwise), and flags: K when it was published with an
+-- ARGV[3..] sextuples of eventId, blob, ttlMs ('' for none), the event's topic when it counts
+-- against that topic's quota ('' otherwise), flags, and the time before which it may not be handed
+-- out ('' for none; one in the past means now). Flags: K when it was published with an
 -- idempotencyKey (such an event is spooled at most once for this consumer within the window,
 -- whatever became of it since — acked, dead-lettered, dropped — so a retry of a publish whose
 -- outcome was unknown never hands the consumer an event it already had), F when no quota may
 -- refuse it (the gateway's own alerts).
--- Returns {events spooled, the earliest TTL end among them when it is the consumer's earliest expiry
--- (the scheduler must know it) else -1, 1 when it refuses events for all (rejectPublishWhenRefused)
+-- A delayed event waits in K.delayed, and its end of time with the consumer (TTL or retention) is
+-- in the expiry index: it enters the backlog at its end when its time comes, out of publish order.
+-- Returns {events spooled, the earliest time among them the scheduler must know (a TTL end that is
+-- the consumer's earliest expiry, or a delay's end) else -1, 1 when it refuses events for all (rejectPublishWhenRefused)
 -- else 0, the number r of events it did not take for its quota, then r eventIds, then (with a hold)
 -- the spool's figures for the ledger (spool_figures)}; -1 when the consumer does not exist; -2 when it
 -- is disabled and refuses events for all (rejectPublishWhenRefused), -3 when it is disabled and
@@ -20,7 +23,7 @@
 -- or skipped and counted as discarded.
 local cfg = settings()
 if not cfg then return -1 end
-local events = (#ARGV - 2) / 5
+local events = (#ARGV - 2) / 6
 if not cfg.enabled then
   if cfg.refusesForAll then return -2 end
   count({discarded = events})
@@ -34,17 +37,21 @@ local refused = {}
 local keyedAt
 -- what the spooled events write, gathered for one variadic command each (see call_each)
 local blobs, backlog, keyed, charged, topicBytes, ttls = {}, {}, {}, {}, {}, {}
+-- the first delay's end and the first retention end of the delayed events: the scheduler must know them
+local delayed, delayedEnds, firstDelay, firstEnd = {}, {}, nil, nil
+local now
 local ids = {}
-for i = 3, #ARGV, 5 do
-  ids[(i + 2) / 5] = ARGV[i]
+for i = 3, #ARGV, 6 do
+  ids[(i + 3) / 6] = ARGV[i]
 end
 -- a repeated eventId (a round spooled again after its outcome was unknown) is spooled once
 local held = {}
 for i, blob in ipairs(hmget(K.events, ids)) do
   if blob then held[ids[i]] = true end
 end
-for i = 3, #ARGV, 5 do
+for i = 3, #ARGV, 6 do
   local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
+  local deliverAt = tonumber(ARGV[i + 5])
   seq = seq + 1
   local flags = ARGV[i + 4]
   local isKeyed = string.find(flags, 'K', 1, true)
@@ -59,11 +66,24 @@ for i = 3, #ARGV, 5 do
     table.insert(keyed, keyedAt)
     table.insert(keyed, id)
   end
+  now = now or (deliverAt and now_ms())
+  if not fresh and deliverAt and deliverAt > now and held[id] then
+    -- spooled before (a round whose outcome was unknown, spooled again): its delay is filed again
+    if not firstDelay or deliverAt < firstDelay then firstDelay = deliverAt end
+  end
   if fresh then
     held[id] = true
     spooled = spooled + 1
     blobs[2 * spooled - 1], blobs[2 * spooled] = id, blob
-    backlog[2 * spooled - 1], backlog[2 * spooled] = id, seq
+    local waits = deliverAt and deliverAt > now
+    if waits then
+      table.insert(delayed, deliverAt)
+      table.insert(delayed, id)
+      if not firstDelay or deliverAt < firstDelay then firstDelay = deliverAt end
+    else
+      table.insert(backlog, id)
+      table.insert(backlog, seq)
+    end
     quota.take(#blob)
     spool_more(#blob, 1)
     if topic ~= '' then
@@ -78,6 +98,12 @@ for i = 3, #ARGV, 5 do
       table.insert(ttls, ends)
       table.insert(ttls, id)
       if earliest < 0 or ends < earliest then earliest = ends end
+    elseif waits then
+      -- out of publish order in the backlog later: its retention ends by the index, not the head
+      local ends = retention_ends(cfg, id)
+      table.insert(delayedEnds, ends)
+      table.insert(delayedEnds, id)
+      if not firstEnd or ends < firstEnd then firstEnd = ends end
     end
   end
 end
@@ -90,6 +116,8 @@ for topic, bytes in pairs(topicBytes) do
 end
 call_each('ZADD', K.ttl, ttls, 2)
 call_each('ZADD', K.expiry, ttls, 2)
+call_each('ZADD', K.expiry, delayedEnds, 2)
+call_each('ZADD', K.delayed, delayed, 2)
 if keyedAt then
   redis.call('ZREMRANGEBYSCORE', idempotent, '-inf', keyedAt - tonumber(ARGV[2]))
   redis.call('PEXPIRE', idempotent, ARGV[2])
@@ -97,6 +125,10 @@ end
 -- only a TTL ending before the consumer's other expiries may need filing (see DueTimes)
 if earliest >= 0 and tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]) < earliest then
   earliest = -1
+end
+-- the step at the earlier of these files the rest (next_due reads the expiry index and the delays)
+for _, at in ipairs({firstDelay or -1, firstEnd or -1}) do
+  if at >= 0 and (earliest < 0 or at < earliest) then earliest = at end
 end
 realize(ARGV[1])
 count({published = spooled, discarded = discarded})

@@ -1,5 +1,6 @@
 -- One scheduler step for one consumer: deliveries past their deadline become stale, events past
--- their retention leave. Bounded by ARGV[1] per kind of work, so its cost follows the work due.
+-- their retention leave, delayed events whose time came enter the backlog. Bounded by ARGV[1] per
+-- kind of work, so its cost follows the work due.
 -- ARGV[1] most entries to move per kind
 -- Returns the time the consumer next needs the scheduler, or -1 when it holds nothing timed.
 local cfg = settings()
@@ -8,6 +9,7 @@ local now = now_ms()
 local limit = tonumber(ARGV[1])
 make_due_stale(cfg, now, limit)
 expire_due(cfg, now, limit)
+release_delayed(now, limit)
 -- events dropped on the way are remembered for a while (touch_acked gives that memory its expiry)
 touch_acked()
 

@@ -1,6 +1,6 @@
 -- Takes back events a publish round spooled for this consumer because another matching consumer
 -- refused them for all in its own spool script (disabled, or over its own quota, after the node
--- read its settings): each event still in the backlog, never handed out, leaves as if never
+-- read its settings): each event still in the backlog (or waiting out its delay), never handed out, leaves as if never
 -- published.
 -- KEYS[EXTRA_KEY] the consumer's idempotent events (publish.lua): a taken-back event is forgotten
 -- there too, so that storing it again (or a retry of its publish) is not mistaken for a repeat
@@ -11,8 +11,9 @@ local cfg = settings()
 if not cfg then return -1 end
 local out, taken = {}, 0
 for i, id in ipairs(ARGV) do
-  if in_backlog(id) then
-    leave_backlog(id)
+  local delayed = redis.call('ZREM', K.delayed, id) == 1
+  if delayed or in_backlog(id) then
+    if not delayed then leave_backlog(id) end
     spool_less(id, forget(id))
     redis.call('ZREM', KEYS[EXTRA_KEY], id)
     taken = taken + 1

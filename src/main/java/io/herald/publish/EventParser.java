@@ -24,6 +24,10 @@ import java.util.Set;
 final class EventParser {
   static final long MIN_TTL_MS = 1_000;
   static final long MAX_TTL_MS = 2_592_000_000L;
+  /** delayMs at most the longest retention a consumer may have. */
+  static final long MAX_DELAY_MS = 2_592_000_000L;
+  /** deliverAt at most the last ms of the year 9999. */
+  static final long MAX_DELIVER_AT = 253_402_300_799_999L;
   static final int MAX_EVENTS = 1000;
   static final int MAX_HEADERS = 64;
   static final int MAX_STRING = 256;
@@ -141,6 +145,8 @@ final class EventParser {
     private String correlationId;
     private String idempotencyKey;
     private Long ttlMs;
+    private Long deliverAt;
+    private Long delayMs;
     private Map<String, String> headers = Map.of();
 
     EventFields(String path) {
@@ -154,7 +160,9 @@ final class EventParser {
         case "key" -> key = shortText(field);
         case "correlationId" -> correlationId = shortText(field);
         case "headers" -> headers = headers();
-        case "ttlMs" -> ttlMs = ttl(field);
+        case "ttlMs" -> ttlMs = integer(field, MIN_TTL_MS, MAX_TTL_MS);
+        case "deliverAt" -> deliverAt = integer(field, 0, MAX_DELIVER_AT);
+        case "delayMs" -> delayMs = integer(field, 0, MAX_DELAY_MS);
         case "idempotencyKey" -> idempotencyKey = shortText(field);
         default -> throw ApiException.invalid(path + field, "unknown event field");
       }
@@ -164,7 +172,11 @@ final class EventParser {
       if (payload == null) {
         throw ApiException.invalid(path + "payload", "is required (it may be null)");
       }
-      return new PublishedEvent(payload, key, headers, correlationId, idempotencyKey, ttlMs, size);
+      if (deliverAt != null && delayMs != null) {
+        throw ApiException.invalid(path + "delayMs", "give deliverAt or delayMs, not both");
+      }
+      return new PublishedEvent(payload, key, headers, correlationId, idempotencyKey, ttlMs,
+          delayMs == null ? PublishedEvent.Delay.at(deliverAt) : PublishedEvent.Delay.after(delayMs), size);
     }
 
     private Buffer rawValue() throws IOException {
@@ -178,15 +190,15 @@ final class EventParser {
       return Buffer.buffer().appendBytes(body, start, end - start);
     }
 
-    private Long ttl(String field) throws IOException {
+    private Long integer(String field, long min, long max) throws IOException {
       JsonToken token = parser.currentToken();
       if (token == JsonToken.VALUE_NULL) {
         return null;
       }
-      if (token == JsonToken.VALUE_NUMBER_INT && parser.getLongValue() >= MIN_TTL_MS && parser.getLongValue() <= MAX_TTL_MS) {
+      if (token == JsonToken.VALUE_NUMBER_INT && parser.getLongValue() >= min && parser.getLongValue() <= max) {
         return parser.getLongValue();
       }
-      throw ApiException.invalid(path + field, "must be an integer in " + MIN_TTL_MS + ".." + MAX_TTL_MS);
+      throw ApiException.invalid(path + field, "must be an integer in " + min + ".." + max);
     }
 
     private String shortText(String field) throws IOException {

@@ -197,7 +197,7 @@ final class PendingPublish {
   }
 
   /**
-   * Adds the (eventId, blob, ttlMs, charged topic, flags) of every admitted event to each
+   * Adds the (eventId, blob, ttlMs, charged topic, flags, deliverAt) of every admitted event to each
    * consumer's spool.
    */
   void addTo(Map<String, List<Object>> spools) {
@@ -223,6 +223,7 @@ final class PendingPublish {
     spool.add(topic.quotaBytes() == null ? "" : topic.name());
     // flags of publish.lua: K an idempotencyKey, F free of the consumer's own quotas
     spool.add((event.idempotencyKey() == null ? "" : "K") + (quotasHold ? "" : "F"));
+    spool.add(event.delay() == null ? "" : event.delay().deliverAt(EventBlobs.publishedAt(eventIds[index])));
   }
 
   /** Fails the request (nothing of it was written). */
@@ -292,7 +293,7 @@ final class PendingPublish {
     return write == null || !write.succeeded() || skipping.get(index).contains(consumer.name()) ? null : write.result();
   }
 
-  /** The (eventId, blob, ttlMs, charged topic, flags) this request sent with {@code eventId}, if any. */
+  /** The (eventId, blob, ttlMs, charged topic, flags, deliverAt) this request sent with {@code eventId}, if any. */
   List<Object> spooled(String eventId) {
     for (int i = 0; i < events.size(); i++) {
       if (eventId.equals(eventIds[i]) && spooling(i)) {

@@ -101,7 +101,7 @@ public final class PublishService {
    */
   public Future<JsonObject> publishSystem(String topic, JsonObject payload) {
     Buffer json = payload.toBuffer();
-    return publish(topic, List.of(new PublishedEvent(json, null, Map.of(), null, null, null, json.length())), false);
+    return publish(topic, List.of(new PublishedEvent(json, null, Map.of(), null, null, null, null, json.length())), false);
   }
 
   private static void checkTopic(String topic) {

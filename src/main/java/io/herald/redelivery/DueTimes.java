@@ -11,16 +11,16 @@ import java.util.Map;
 
 /**
  * Files with the redelivery scheduler when a consumer next has timed work (a deadline, a backoff or
- * nack delay ending, a retention expiry), as the scripts that change it report. The scripts report
- * a time only when it may be earlier than all the consumer's other timed work (the scheduler's
- * entry is never later than that), so nothing is cached here: a cache of what the index holds goes
- * stale whenever another node's scheduler raises the entry.
+ * nack delay ending, a retention expiry, a publisher's delay ending), as the scripts that change it
+ * report. The scripts report a time only when it may be earlier than all the consumer's other
+ * timed work (the scheduler's entry is never later than that), so nothing is cached here: a cache
+ * of what the index holds goes stale whenever another node's scheduler raises the entry.
  *
  * <p>Filings gather for {@value #GATHER_MS} ms and go in one call, each consumer's earliest: at a
  * few events per script call, filing each deadline on its own was a script call per event. The
- * times filed are at least an ack timeout (5 s or more) or a backoff away, and a woken poll makes
- * due deliveries stale itself, so a few ms of gathering cost the scheduler's lateness nothing that
- * matters. A filing that fails is tried again until it lands; those still gathering when the node
+ * times filed are mostly an ack timeout (5 s or more) or a backoff away, and a poll makes due
+ * deliveries stale and releases due delayed events itself, so a few ms of gathering cost the
+ * scheduler's lateness nothing that matters. A filing that fails is tried again until it lands; those still gathering when the node
  * stops are filed again by a scheduler's sweep. One per verticle instance; event-loop confined.
  */
 public final class DueTimes {

@@ -83,4 +83,21 @@ class EventParserTest {
     assertEquals("headers", invalidField("{\"payload\":1,\"headers\":{" + headers + "}}"));
     assertNull(parse("{\"payload\":1,\"key\":null}").get(0).key());
   }
+
+  @Test
+  @DisplayName("deliverAt and delayMs: either one, an integer in range; both together name delayMs")
+  void delays() {
+    assertEquals(1_764_400_060_000L, parse("{\"payload\":1,\"deliverAt\":1764400060000}").get(0).delay().deliverAt(0));
+    assertEquals(1_060_000L, parse("{\"payload\":1,\"delayMs\":60000}").get(0).delay().deliverAt(1_000_000));
+    assertEquals(1_000_000L, parse("{\"payload\":1,\"delayMs\":0}").get(0).delay().deliverAt(1_000_000));
+    assertNull(parse("{\"payload\":1}").get(0).delay());
+    assertNull(parse("{\"payload\":1,\"deliverAt\":null}").get(0).delay());
+    assertEquals("delayMs", invalidField("{\"payload\":1,\"deliverAt\":1764400060000,\"delayMs\":5}"));
+    assertEquals("delayMs", invalidField("{\"payload\":1,\"delayMs\":-1}"));
+    assertEquals("delayMs", invalidField("{\"payload\":1,\"delayMs\":2592000001}"));
+    assertEquals("delayMs", invalidField("{\"payload\":1,\"delayMs\":\"60000\"}"));
+    assertEquals("deliverAt", invalidField("{\"payload\":1,\"deliverAt\":-5}"));
+    assertEquals("deliverAt", invalidField("{\"payload\":1,\"deliverAt\":1.5}"));
+    assertEquals("events[1].deliverAt", invalidField("{\"events\":[{\"payload\":1},{\"payload\":2,\"deliverAt\":\"soon\"}]}"));
+  }
 }
