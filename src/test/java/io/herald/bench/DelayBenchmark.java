@@ -1,0 +1,167 @@
+package io.herald.bench;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Not a test: how late delayed events are handed out with many of them waiting, on one gateway
+ * process (the fat jar) and a real Redis (AOF, fsync every second).
+ *
+ * <pre>bench/delay [events=1000000] [spreadSeconds=3600] [measureSeconds=120]</pre>
+ *
+ * Publishes {@code events} events over 10 consumers, each with a {@code deliverAt} drawn uniformly
+ * from the {@code spreadSeconds} that start 60 s after the first publish; then long polls (two per
+ * consumer) take and ack what comes due during the first {@code measureSeconds} of that spread.
+ * Lateness is the time from an event's {@code deliverAt} to its hand-out, both by Redis' clock.
+ */
+public final class DelayBenchmark {
+  private static final int CONSUMERS = 10;
+  private static final long ACK_TIMEOUT_MS = 30_000;
+  private static final long LEAD_MS = 60_000;
+  private static final int EVENTS_PER_REQUEST = 100;
+  private static final int PUBLISHERS = 10;
+
+  public static void main(String[] args) throws Exception {
+    int total = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
+    long spreadMs = (args.length > 1 ? Long.parseLong(args[1]) : 3600) * 1000;
+    long measureMs = (args.length > 2 ? Long.parseLong(args[2]) : 120) * 1000;
+    try (BenchGateway gateway = BenchGateway.start()) {
+      BenchClient client = new BenchClient(gateway);
+      List<String> consumers = new ArrayList<>();
+      for (int c = 0; c < CONSUMERS; c++) {
+        consumers.add(client.createConsumer("delay/" + c, new JsonObject().put("ackTimeoutMs", ACK_TIMEOUT_MS)));
+      }
+      // Redis' clock, read once: the local clock plus this offset stands for it from then on
+      long offset = redisMillis(client, gateway) - System.currentTimeMillis();
+      RedisTime redisTime = () -> System.currentTimeMillis() + offset;
+      long base = redisTime.now() + LEAD_MS;
+      long loadStart = System.nanoTime();
+      Promise<Void> published = Promise.promise();
+      client.vertx.runOnContext(v -> publishAll(client, total, base, spreadMs).onComplete(published));
+      published.future().await();
+      long loadedAt = redisTime.now();
+      System.out.printf("published %,d delayed events in %.1f s, due from %.1f s after that over %d s%n", total,
+          (System.nanoTime() - loadStart) / 1e9, (base - loadedAt) / 1e3, spreadMs / 1000);
+      if (loadedAt > base) {
+        System.out.println("warning: the publishes ended after the first events were due");
+      }
+
+      long measureEnd = base + measureMs;
+      long[] lateness = new long[total];
+      AtomicLong measured = new AtomicLong();
+      List<Promise<Void>> pollers = new ArrayList<>();
+      for (int p = 0; p < 2 * CONSUMERS; p++) {
+        pollers.add(Promise.promise());
+      }
+      client.vertx.runOnContext(v -> {
+        for (int p = 0; p < pollers.size(); p++) {
+          take(client, consumers.get(p % CONSUMERS), redisTime, measureEnd, lateness, measured, pollers.get(p));
+        }
+      });
+      Future.all(pollers.stream().map(Promise::future).toList()).await();
+      long[] sorted = Arrays.stream(lateness, 0, (int) Math.min(total, measured.get())).sorted().toArray();
+      long dueInWindow = Math.round((double) total * measureMs / spreadMs);
+      System.out.printf("lateness   %,d delayed events due in the first %d s (about %,d expected): deliverAt to hand-out"
+          + " p50 %d ms, p99 %d ms, max %d ms%n", sorted.length, measureMs / 1000, dueInWindow,
+          at(sorted, 50), at(sorted, 99), sorted[sorted.length - 1]);
+    }
+    System.exit(0);
+  }
+
+  /** {@link #PUBLISHERS} loops of requests of 100 events, round-robin over the consumers' topics. */
+  private static Future<Void> publishAll(BenchClient client, int total, long base, long spreadMs) {
+    AtomicLong claimed = new AtomicLong();
+    SplittableRandom random = new SplittableRandom(42);
+    List<Future<Void>> loops = new ArrayList<>();
+    for (int p = 0; p < PUBLISHERS; p++) {
+      Promise<Void> done = Promise.promise();
+      publishLoop(client, total, base, spreadMs, claimed, random, done);
+      loops.add(done.future());
+    }
+    return Future.all(loops).mapEmpty();
+  }
+
+  private static void publishLoop(BenchClient client, int total, long base, long spreadMs, AtomicLong claimed,
+      SplittableRandom random, Promise<Void> done) {
+    long first = claimed.getAndAdd(EVENTS_PER_REQUEST);
+    if (first >= total) {
+      done.complete();
+      return;
+    }
+    JsonArray events = new JsonArray();
+    for (long i = first; i < Math.min(total, first + EVENTS_PER_REQUEST); i++) {
+      long deliverAt = base + random.nextLong(spreadMs);
+      events.add(new JsonObject().put("payload", new JsonObject().put("due", deliverAt)).put("deliverAt", deliverAt));
+    }
+    String topic = "delay/" + (first / EVENTS_PER_REQUEST) % CONSUMERS;
+    client.call(HttpMethod.POST, "/v1/topics/" + topic + "/events", new JsonObject().put("events", events).toBuffer())
+        .onSuccess(ok -> publishLoop(client, total, base, spreadMs, claimed, random, done))
+        .onFailure(done::tryFail);
+  }
+
+  /** Redis' clock in ms. */
+  private interface RedisTime {
+    long now();
+  }
+
+  private static long redisMillis(BenchClient client, BenchGateway gateway) {
+    Redis redis = Redis.createClient(client.vertx, gateway.redisUrl());
+    try {
+      Response time = redis.send(Request.cmd(Command.TIME)).await();
+      return time.get(0).toLong() * 1000 + time.get(1).toLong() / 1000;
+    } finally {
+      redis.close();
+    }
+  }
+
+  /**
+   * Long-polls and acks until Redis' clock is 2 s past {@code measureEnd}, recording the lateness
+   * of the events due by then.
+   */
+  private static void take(BenchClient client, String consumer, RedisTime redisTime, long measureEnd, long[] lateness,
+      AtomicLong measured, Promise<Void> done) {
+    Buffer poll = new JsonObject().put("maxEvents", 1000).put("waitMs", 1000).toBuffer();
+    client.call(HttpMethod.POST, "/v1/consumers/" + consumer + "/poll", poll)
+        .compose(batch -> {
+          JsonArray events = batch.getJsonArray("events");
+          for (Object item : events) {
+            JsonObject event = (JsonObject) item;
+            long due = event.getJsonObject("payload").getLong("due");
+            if (due <= measureEnd) {
+              int at = (int) measured.getAndIncrement();
+              lateness[at] = event.getLong("ackDeadline") - ACK_TIMEOUT_MS - due;
+            }
+          }
+          boolean over = redisTime.now() > measureEnd + 2000;
+          return events.isEmpty() ? Future.succeededFuture(over)
+              : client.call(HttpMethod.POST, "/v1/consumers/" + consumer + "/acks",
+                  new JsonObject().put("batchAckIds", new JsonArray().add(batch.getString("batchAckId"))).toBuffer())
+                  .map(over);
+        })
+        .onSuccess(over -> {
+          if (over) {
+            done.tryComplete();
+          } else {
+            take(client, consumer, redisTime, measureEnd, lateness, measured, done);
+          }
+        })
+        .onFailure(done::tryFail);
+  }
+
+  private static long at(long[] sorted, int percentile) {
+    return sorted[(int) Math.min(sorted.length - 1, Math.ceil(percentile / 100.0 * sorted.length) - 1)];
+  }
+}
