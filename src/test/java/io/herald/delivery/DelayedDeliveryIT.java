@@ -121,6 +121,32 @@ class DelayedDeliveryIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("over WebSockets: a publish frame's delayMs holds the event back from socket polls until its time")
+  void delayOverWebSocketPublishAndPoll() {
+    String topic = unique("delayws");
+    String consumer = consumer(new JsonObject(), topic);
+    try (TestSocket publisher = TestSocket.connect(nodeA.port(), "/v1/ws/publish");
+        TestSocket socket = nodeB.consumerSocket(consumer)) {
+      publisher.send(new JsonObject().put("op", "publish").put("topic", topic).put("requestId", 1)
+          .put("events", new JsonArray().add(delayed("later", "delayMs", 1000)).add(event("now"))));
+      JsonObject confirmed = publisher.next();
+      assertEquals("publishResult", confirmed.getString("type"), confirmed.encode());
+      socket.send(new JsonObject().put("op", "poll").put("maxEvents", 10));
+      JsonArray first = socket.next().getJsonArray("events");
+      assertEquals(List.of("now"), first.stream().map(e -> ((JsonObject) e).getValue("payload")).toList());
+      JsonObject[] later = new JsonObject[1];
+      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        socket.send(new JsonObject().put("op", "poll").put("maxEvents", 10));
+        JsonArray events = socket.next().getJsonArray("events");
+        later[0] = events.isEmpty() ? null : events.getJsonObject(0);
+        return later[0] != null;
+      });
+      assertEquals("later", later[0].getValue("payload"));
+      assertTrue(handedOutAt(later[0]) >= later[0].getLong("publishedAt") + 1000);
+    }
+  }
+
+  @Test
   @DisplayName("the TTL runs from the publish: one that ends during the delay dead-letters the event, never handed out")
   void ttlEndsDuringTheDelay() {
     String topic = unique("delayttl");
