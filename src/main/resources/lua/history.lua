@@ -3,8 +3,8 @@
 -- Returns {state, entries...}, {} when nothing is known of the event (never spooled for this
 -- consumer, gone longer than the history is kept, or acked on its first delivery: that leaves only
 -- its ack bit, which an eventId does not find), or -1 when the consumer does not exist.
--- States: BACKLOG, DELIVERED, SCHEDULED (a nack's delay, or the publisher's), DEAD_LETTERED, ERROR while held; ACKED, DROPPED, EXPIRED
--- after it left.
+-- States: BACKLOG, DELIVERED, SCHEDULED (waiting out a nack's delay or the publisher's),
+-- DEAD_LETTERED, ERROR while held; ACKED, DROPPED, EXPIRED after it left.
 local cfg = settings()
 if not cfg then return -1 end
 local id = ARGV[1]

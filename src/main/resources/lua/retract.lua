@@ -1,7 +1,7 @@
 -- Takes back events a publish round spooled for this consumer because another matching consumer
 -- refused them for all in its own spool script (disabled, or over its own quota, after the node
--- read its settings): each event still in the backlog (or waiting out its delay), never handed out, leaves as if never
--- published.
+-- read its settings): each event still in the backlog or waiting out its delay, never handed out,
+-- leaves as if never published.
 -- KEYS[EXTRA_KEY] the consumer's idempotent events (publish.lua): a taken-back event is forgotten
 -- there too, so that storing it again (or a retry of its publish) is not mistaken for a repeat
 -- ARGV the eventIds
