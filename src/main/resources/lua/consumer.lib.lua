@@ -242,6 +242,19 @@ local function handout_key(mark)
   return string.sub(K.meta, 1, -5) .. 'handout:' .. string.sub(mark, 1, 16)
 end
 
+-- A hand-out record (see poll.lua) is written once by its call and never changed: one call reads
+-- each at most once (a scheduler step lapses up to a whole poll call's deliveries, which share it).
+local handout_records
+local function handout_record(mark)
+  local call = string.sub(mark, 1, 16)
+  local record = handout_records[call]
+  if record == nil then
+    record = redis.call('GET', handout_key(mark)) or false
+    handout_records[call] = record
+  end
+  return record or nil
+end
+
 -- Appends entries to the event's list. The list expires by itself, after anything the consumer can
 -- hold the event (a stay in a queue lasts a retention at most, and every change notes an entry), so
 -- that deleting a consumer need not visit its events' histories.
@@ -277,7 +290,7 @@ local function handout_entry(entry)
   if legacy then return legacy end
   local n, _, mark, _, listed = delivery_state(nil, entry or '')
   if not n or listed or mark == '' then return nil end
-  local at, deadline, recipient = string.match(redis.call('GET', handout_key(mark)) or '', '^(%S+) (%S+) (.*)$')
+  local at, deadline, recipient = string.match(handout_record(mark) or '', '^(%S+) (%S+) (.*)$')
   if not at then return nil end
   return 'D ' .. at .. ' ' .. n .. ' ' .. deadline .. ' ' .. recipient
 end
@@ -729,7 +742,7 @@ local function first_handout(cfg, id, deadline)
   local kept = redis.call('ZSCORE', K.first, id)
   if kept then return kept end
   local _, _, mark = delivery_state(id)
-  local record = mark and mark ~= '' and redis.call('GET', handout_key(mark))
+  local record = mark and mark ~= '' and handout_record(mark)
   return (record and string.match(record, '^(%d+) ')) or string.format('%d', deadline - cfg.ackTimeoutMs)
 end
 
@@ -961,6 +974,7 @@ local function begin_call(keys, args)
   held_history_ms = 2592000000
   ttl_in_use = nil
   expiry_in_use = nil
+  handout_records = {}
   gone_in_use = nil
   dropped_dead = false
   touched_segments = {}
