@@ -297,8 +297,9 @@ end
 
 -- The entry of the event's current hand-out when its list does not hold it yet, else nil; from
 -- then on its deliveries entry says LISTED, so the caller must write the entry to the list.
-local function take_handout(id)
-  local v = redis.call('HGET', K.deliveries, id)
+-- `current`: its deliveries entry, if read already.
+local function take_handout(id, current)
+  local v = current or redis.call('HGET', K.deliveries, id)
   if not v or string.find(v, LISTED, 1, true) then return nil end
   redis.call('HSET', K.deliveries, id, (string.match(v, '^([^|]*)|') or v) .. LISTED)
   return handout_entry(v)
@@ -310,8 +311,8 @@ local function flush_handout(id)
   if handout then push_history(id, handout) end
 end
 
-local function note(id, entry)
-  local handout = take_handout(id)
+local function note(id, entry, current)
+  local handout = take_handout(id, current)
   if handout then
     push_history(id, handout, entry)
   else
@@ -738,18 +739,19 @@ end
 
 -- The first hand-out of an unacked event: kept in K.first, unless it is on its first delivery and
 -- its deadline is as it was handed out (`deadline`): then its call's hand-out record tells it.
-local function first_handout(cfg, id, deadline)
+-- `current`: its deliveries entry, if read already.
+local function first_handout(cfg, id, deadline, current)
   local kept = redis.call('ZSCORE', K.first, id)
   if kept then return kept end
-  local _, _, mark = delivery_state(id)
+  local _, _, mark = delivery_state(id, current)
   local record = mark and mark ~= '' and handout_record(mark)
   return (record and string.match(record, '^(%d+) ')) or string.format('%d', deadline - cfg.ackTimeoutMs)
 end
 
 -- Keeps an unacked event's first hand-out in K.first before its deadline stops telling it (it
 -- lapses, or is extended).
-local function keep_first(cfg, id, deadline)
-  redis.call('ZADD', K.first, first_handout(cfg, id, deadline), id)
+local function keep_first(cfg, id, deadline, current)
+  redis.call('ZADD', K.first, first_handout(cfg, id, deadline, current), id)
 end
 
 -- A delivery ended unacked at `at` (its deadline passed, or its socket closed): it becomes stale and
@@ -757,19 +759,21 @@ end
 -- dead-letter queue if another delivery would exceed maxDeliveries.
 local function lapse(cfg, id, at, now)
   local ends, why = ends_at(cfg, id)
-  local n, seq = delivery_state(id)
+  -- read once: keep_first and note would each read it again
+  local current = redis.call('HGET', K.deliveries, id) or nil
+  local n, seq = delivery_state(id, current)
   n = tonumber(n or '1')
   if ends <= now then
     expire(cfg, id, why, now, seq, n)
   elseif cfg.maxDeliveries > 0 and n >= cfg.maxDeliveries and seq then
-    note(id, 'X ' .. at)
+    note(id, 'X ' .. at, current)
     fail(cfg, id, seq, n, 'MAX_DELIVERIES', now)
   else
-    keep_first(cfg, id, tonumber(redis.call('ZSCORE', K.pending, id)) or at)
+    keep_first(cfg, id, tonumber(redis.call('ZSCORE', K.pending, id)) or at, current)
     redis.call('ZADD', K.stale, at + backoff(cfg, n), id)
     redis.call('ZADD', K.expiry, ends, id)
     redis.call('ZREM', K.pending, id)
-    note(id, 'X ' .. at)
+    note(id, 'X ' .. at, current)
   end
 end
 
