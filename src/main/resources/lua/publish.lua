@@ -39,6 +39,7 @@ local keyedAt
 local blobs, backlog, keyed, charged, topicBytes, ttls = {}, {}, {}, {}, {}, {}
 -- the first delay's end and the first retention end of the delayed events: the scheduler must know them
 local delayed, delayedEnds, firstDelay, firstEnd = {}, {}, nil, nil
+local queued = 0
 local now
 local ids = {}
 for i = 3, #ARGV, 6 do
@@ -81,8 +82,9 @@ for i = 3, #ARGV, 6 do
       table.insert(delayed, id)
       if not firstDelay or deliverAt < firstDelay then firstDelay = deliverAt end
     else
-      table.insert(backlog, id)
-      table.insert(backlog, seq)
+      -- indexed by the count: table.insert would look for the table's end every time
+      queued = queued + 1
+      backlog[2 * queued - 1], backlog[2 * queued] = id, seq
     end
     quota.take(#blob)
     spool_more(#blob, 1)
