@@ -37,8 +37,8 @@ local refused = {}
 local keyedAt
 -- what the spooled events write, gathered for one variadic command each (see call_each)
 local blobs, backlog, keyed, charged, topicBytes, ttls = {}, {}, {}, {}, {}, {}
--- the first delay's end and the first retention end of the delayed events: the scheduler must know them
-local delayed, delayedEnds, firstDelay, firstEnd = {}, {}, nil, nil
+-- the earliest delay's end or retention end of the delayed events: the scheduler must know it
+local delayed, delayedEnds, firstDelayed = {}, {}, nil
 local queued = 0
 local now
 local ids = {}
@@ -70,7 +70,7 @@ for i = 3, #ARGV, 6 do
   now = now or (deliverAt and now_ms())
   if not fresh and deliverAt and deliverAt > now and held[id] then
     -- spooled before (a round whose outcome was unknown, spooled again): its delay is filed again
-    if not firstDelay or deliverAt < firstDelay then firstDelay = deliverAt end
+    if not firstDelayed or deliverAt < firstDelayed then firstDelayed = deliverAt end
   end
   if fresh then
     held[id] = true
@@ -80,7 +80,7 @@ for i = 3, #ARGV, 6 do
     if waits then
       table.insert(delayed, deliverAt)
       table.insert(delayed, id)
-      if not firstDelay or deliverAt < firstDelay then firstDelay = deliverAt end
+      if not firstDelayed or deliverAt < firstDelayed then firstDelayed = deliverAt end
     else
       -- indexed by the count: table.insert would look for the table's end every time
       queued = queued + 1
@@ -105,7 +105,7 @@ for i = 3, #ARGV, 6 do
       local ends = retention_ends(cfg, id)
       table.insert(delayedEnds, ends)
       table.insert(delayedEnds, id)
-      if not firstEnd or ends < firstEnd then firstEnd = ends end
+      if ends < firstDelayed then firstDelayed = ends end
     end
   end
 end
@@ -128,10 +128,8 @@ end
 if earliest >= 0 and tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]) < earliest then
   earliest = -1
 end
--- the step at the earlier of these files the rest (next_due reads the expiry index and the delays)
-for _, at in ipairs({firstDelay or -1, firstEnd or -1}) do
-  if at >= 0 and (earliest < 0 or at < earliest) then earliest = at end
-end
+-- the step at that time files the rest (next_due reads the expiry index and the delays)
+if firstDelayed and (earliest < 0 or firstDelayed < earliest) then earliest = firstDelayed end
 realize(ARGV[1])
 count({published = spooled, discarded = discarded})
 if spooled > 0 then wake_waiter(cfg) end

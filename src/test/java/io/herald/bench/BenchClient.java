@@ -118,6 +118,11 @@ final class BenchClient {
     }
   }
 
+  /** The {@code percentile}th value of {@code sorted} (nearest rank). */
+  static long at(long[] sorted, int percentile) {
+    return sorted[(int) Math.min(sorted.length - 1, Math.ceil(percentile / 100.0 * sorted.length) - 1)];
+  }
+
   Future<JsonObject> call(HttpMethod method, String uri, Buffer body) {
     return http.request(method, uri)
         .compose(request -> request.send(body))

@@ -1,15 +1,12 @@
 package io.herald.bench;
 
+import io.herald.testing.RedisCli;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Redis;
-import io.vertx.redis.client.Request;
-import io.vertx.redis.client.Response;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -31,8 +28,6 @@ public final class DelayBenchmark {
   private static final int CONSUMERS = 10;
   private static final long ACK_TIMEOUT_MS = 30_000;
   private static final long LEAD_MS = 60_000;
-  private static final int EVENTS_PER_REQUEST = 100;
-  private static final int PUBLISHERS = 10;
 
   public static void main(String[] args) throws Exception {
     int total = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
@@ -45,7 +40,7 @@ public final class DelayBenchmark {
         consumers.add(client.createConsumer("delay/" + c, new JsonObject().put("ackTimeoutMs", ACK_TIMEOUT_MS)));
       }
       // Redis' clock, read once: the local clock plus this offset stands for it from then on
-      long offset = redisMillis(client, gateway) - System.currentTimeMillis();
+      long offset = RedisCli.millis(gateway.redisUrl()) - System.currentTimeMillis();
       RedisTime redisTime = () -> System.currentTimeMillis() + offset;
       long base = redisTime.now() + LEAD_MS;
       long loadStart = System.nanoTime();
@@ -76,17 +71,17 @@ public final class DelayBenchmark {
       long dueInWindow = Math.round((double) total * measureMs / spreadMs);
       System.out.printf("lateness   %,d delayed events due in the first %d s (about %,d expected): deliverAt to hand-out"
           + " p50 %d ms, p99 %d ms, max %d ms%n", sorted.length, measureMs / 1000, dueInWindow,
-          at(sorted, 50), at(sorted, 99), sorted[sorted.length - 1]);
+          BenchClient.at(sorted, 50), BenchClient.at(sorted, 99), sorted[sorted.length - 1]);
     }
     System.exit(0);
   }
 
-  /** {@link #PUBLISHERS} loops of requests of 100 events, round-robin over the consumers' topics. */
+  /** {@link BenchClient#PUBLISHERS} loops of requests of 100 events, round-robin over the consumers' topics. */
   private static Future<Void> publishAll(BenchClient client, int total, long base, long spreadMs) {
     AtomicLong claimed = new AtomicLong();
     SplittableRandom random = new SplittableRandom(42);
     List<Future<Void>> loops = new ArrayList<>();
-    for (int p = 0; p < PUBLISHERS; p++) {
+    for (int p = 0; p < BenchClient.PUBLISHERS; p++) {
       Promise<Void> done = Promise.promise();
       publishLoop(client, total, base, spreadMs, claimed, random, done);
       loops.add(done.future());
@@ -96,17 +91,17 @@ public final class DelayBenchmark {
 
   private static void publishLoop(BenchClient client, int total, long base, long spreadMs, AtomicLong claimed,
       SplittableRandom random, Promise<Void> done) {
-    long first = claimed.getAndAdd(EVENTS_PER_REQUEST);
+    long first = claimed.getAndAdd(BenchClient.EVENTS_PER_REQUEST);
     if (first >= total) {
       done.complete();
       return;
     }
     JsonArray events = new JsonArray();
-    for (long i = first; i < Math.min(total, first + EVENTS_PER_REQUEST); i++) {
+    for (long i = first; i < Math.min(total, first + BenchClient.EVENTS_PER_REQUEST); i++) {
       long deliverAt = base + random.nextLong(spreadMs);
       events.add(new JsonObject().put("payload", new JsonObject().put("due", deliverAt)).put("deliverAt", deliverAt));
     }
-    String topic = "delay/" + (first / EVENTS_PER_REQUEST) % CONSUMERS;
+    String topic = "delay/" + (first / BenchClient.EVENTS_PER_REQUEST) % CONSUMERS;
     client.call(HttpMethod.POST, "/v1/topics/" + topic + "/events", new JsonObject().put("events", events).toBuffer())
         .onSuccess(ok -> publishLoop(client, total, base, spreadMs, claimed, random, done))
         .onFailure(done::tryFail);
@@ -115,16 +110,6 @@ public final class DelayBenchmark {
   /** Redis' clock in ms. */
   private interface RedisTime {
     long now();
-  }
-
-  private static long redisMillis(BenchClient client, BenchGateway gateway) {
-    Redis redis = Redis.createClient(client.vertx, gateway.redisUrl());
-    try {
-      Response time = redis.send(Request.cmd(Command.TIME)).await();
-      return time.get(0).toLong() * 1000 + time.get(1).toLong() / 1000;
-    } finally {
-      redis.close();
-    }
   }
 
   /**
@@ -159,9 +144,5 @@ public final class DelayBenchmark {
           }
         })
         .onFailure(done::tryFail);
-  }
-
-  private static long at(long[] sorted, int percentile) {
-    return sorted[(int) Math.min(sorted.length - 1, Math.ceil(percentile / 100.0 * sorted.length) - 1)];
   }
 }

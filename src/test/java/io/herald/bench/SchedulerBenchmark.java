@@ -68,7 +68,7 @@ public final class SchedulerBenchmark {
       done.future().await();
       long[] sorted = Arrays.stream(lateness, 0, (int) Math.min(pending, measured.get())).sorted().toArray();
       System.out.printf("lateness   %,d redeliveries: deadline to next hand-out p50 %d ms, p99 %d ms, max %d ms%n",
-          sorted.length, at(sorted, 50), at(sorted, 99), sorted[sorted.length - 1]);
+          sorted.length, BenchClient.at(sorted, 50), BenchClient.at(sorted, 99), sorted[sorted.length - 1]);
     }
     System.exit(0);
   }
@@ -132,9 +132,5 @@ public final class SchedulerBenchmark {
                   new JsonObject().put("batchAckIds", new JsonArray().add(batch.getString("batchAckId"))).toBuffer());
         })
         .onComplete(ignored -> redeliveries(client, consumer, firstDeadline, lateness, measured, total, done));
-  }
-
-  private static long at(long[] sorted, int percentile) {
-    return sorted[(int) Math.min(sorted.length - 1, Math.ceil(percentile / 100.0 * sorted.length) - 1)];
   }
 }
