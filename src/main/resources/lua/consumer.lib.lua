@@ -38,10 +38,19 @@
 -- KEYS[21] delayed    ZSET   eventId -> its deliverAt: published with a delay not over yet; each
 --                            has an entry in the expiry index (see publish.lua), and enters the
 --                            backlog's end when its time comes (see release_delayed)
--- Scripts may add keys of their own from KEYS[22] on (EXTRA_KEY).
+-- KEYS[22] holders    HASH   ordering key -> the eventId that holds it: the first of the key's line
+--                            (see join_key), in the queue like any event
+-- KEYS[23] keyof      HASH   eventId -> its place in its key's line (see key_place), for the events
+--                            in a line
+-- KEYS[24] behind     ZSET   places, all scored 0 (so in byte order: by key, then arrival): the
+--                            events of a line after its holder, which wait for their turn
+-- KEYS[25] ready      ZSET   eventId -> arrival sequence: events whose turn came (their key's
+--                            holder left the queue), not handed out yet; they go out with the
+--                            backlog's head, oldest arrival first (see take_new)
+-- Scripts may add keys of their own from KEYS[26] on (EXTRA_KEY).
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local KEYS, ARGV, K
-local EXTRA_KEY = 22
+local EXTRA_KEY = 26
 -- Variadic commands: one redis.call for many members costs far less than one per member (each
 -- call converts its arguments, and with AOF every write call is logged on its own). Lua's C stack
 -- caps how many arguments one call may take, so long lists go in pieces of CALL_ARGS.
@@ -127,7 +136,7 @@ local function settings()
     'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'maxDeliveries', 'deadLetter',
     'errorQueue', 'maxTtlMs', 'enabled', 'rejectPublishWhenRefused',
     'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents', 'blockedUntil', 'rateTps', 'rateBlockMs',
-    'published', 'delivered', 'acked', 'spoolVersion')
+    'published', 'delivered', 'acked', 'spoolVersion', 'ordering')
   if not v[1] then return nil end
   held_history_ms = tonumber(v[5]) + 600000
   counters = {spooledBytes = tonumber(v[17] or '0'), spooledEvents = tonumber(v[18] or '0'),
@@ -144,6 +153,7 @@ local function settings()
     spooledBytes = tonumber(v[17] or '0'), spooledEvents = tonumber(v[18] or '0'),
     -- consumers stored before the rate limit existed have the protocol's defaults
     blockedUntil = tonumber(v[19]), rateTps = tonumber(v[20]) or 100, rateBlockMs = tonumber(v[21]) or 45000,
+    ordering = v[26] == 'key',
   }
 end
 
@@ -388,10 +398,129 @@ local function dead_pairs(ids)
   return dead
 end
 
--- How many events the backlog holds (its live pairs).
+-- Per-key ordering. The events of one key form a line in arrival order, from the moment they are
+-- spooled for a consumer whose ordering is "key" (join_key): its first, the holder, is in the queue
+-- like any event (backlog, delayed, handed out, stale, waiting out a nack delay); the others wait in
+-- K.behind, where no poll looks. When the holder leaves the queue (acked, dead-lettered, rejected,
+-- dropped, expired, taken back: release_key) the next in line holds the key and goes to K.ready, or
+-- stays delayed until its time. So at most one event of a key is out, whoever asks. A line is
+-- reached by its key alone: each call costs O(log n) however long the lines are.
+local ordering_in_use
+local function uses_ordering()
+  if ordering_in_use == nil then ordering_in_use = redis.call('EXISTS', K.keyof, K.ready) > 0 end
+  return ordering_in_use
+end
+
+-- A line's places all begin with its key and the key's length in bytes (4 digits: a key is at most
+-- 256 characters), so that no other line's places begin the same way; then the arrival sequence in
+-- 16 digits, so that they sort in arrival order; then the eventId.
+local function line_of(key)
+  return string.format('%04d', #key) .. key
+end
+
+local function key_place(key, seq, id)
+  return line_of(key) .. string.format('%016d', seq) .. id
+end
+
+-- The key, arrival sequence (a string) and eventId of a place.
+local function place_parts(place)
+  local length = tonumber(string.sub(place, 1, 4))
+  return string.sub(place, 5, 4 + length), string.sub(place, 5 + length, 20 + length), string.sub(place, 21 + length)
+end
+
+-- The event (arrival sequence seq) joins the end of its key's line: true when it holds the key (the
+-- line was empty) and goes into the queue as any event, false when it waits behind.
+local function join_key(key, seq, id)
+  local place = key_place(key, tonumber(seq), id)
+  redis.call('HSET', K.keyof, id, place)
+  ordering_in_use = true
+  if redis.call('HSETNX', K.holders, key, id) == 1 then return true end
+  redis.call('ZADD', K.behind, 0, place)
+  return false
+end
+
+-- The key's holder left the queue: the next in line holds it and may go out (K.ready), or goes when
+-- its delay ends (release_delayed); with none left the key is free.
+local function pass_key(key)
+  local line = line_of(key)
+  -- after a line's prefix come the sequence's digits, all below ':'
+  local next = redis.call('ZRANGEBYLEX', K.behind, '[' .. line, '(' .. line .. ':', 'LIMIT', 0, 1)[1]
+  if not next then
+    redis.call('HDEL', K.holders, key)
+    return
+  end
+  redis.call('ZREM', K.behind, next)
+  local _, seq, id = place_parts(next)
+  redis.call('HSET', K.holders, key, id)
+  if not redis.call('ZSCORE', K.delayed, id) then redis.call('ZADD', K.ready, seq, id) end
+end
+
+-- The event left the queue for good: it leaves its key's line, and if it held the key the next in
+-- line holds it. place: its K.keyof entry when read already.
+local function release_key(id, place)
+  if not uses_ordering() then return end
+  place = place or redis.call('HGET', K.keyof, id)
+  if not place then return end
+  redis.call('HDEL', K.keyof, id)
+  local key = place_parts(place)
+  if redis.call('HGET', K.holders, key) == id then
+    pass_key(key)
+  else
+    redis.call('ZREM', K.behind, place)
+  end
+end
+
+-- Whether the event, spooled and not handed out, is not in the backlog's list but waits its turn:
+-- behind its key's holder, or in K.ready.
+local function waits_for_turn(id)
+  if not uses_ordering() then return false end
+  if redis.call('ZSCORE', K.ready, id) then return true end
+  local place = redis.call('HGET', K.keyof, id)
+  return place and redis.call('HGET', K.holders, (place_parts(place))) ~= id
+end
+
+-- With ordering switched off, the events still waiting behind a holder leave their lines, a bounded
+-- number per call (in line order: a key's in arrival order): to K.ready, or they stay delayed.
+local function drain_lines(limit)
+  local places = redis.call('ZRANGE', K.behind, 0, limit - 1)
+  if #places == 0 then return end
+  call_each('ZREM', K.behind, places, 1)
+  local ids, ready = {}, {}
+  for i, place in ipairs(places) do
+    local _, seq, id = place_parts(place)
+    ids[i] = id
+    if not redis.call('ZSCORE', K.delayed, id) then
+      table.insert(ready, seq)
+      table.insert(ready, id)
+    end
+  end
+  call_each('HDEL', K.keyof, ids, 1)
+  call_each('ZADD', K.ready, ready, 2)
+end
+
+-- The key a stored event was published with (its blob's third member), or nil.
+local function blob_key(blob)
+  local from = select(2, string.find(blob, '^"eventId":"[^"]*","topic":"[^"]*","key":'))
+  if not from or string.sub(blob, from + 1, from + 1) ~= '"' then return nil end
+  local at = from + 2
+  while true do
+    local c = string.sub(blob, at, at)
+    if c == '\\' then
+      at = at + 2
+    elseif c == '"' or c == '' then
+      break
+    else
+      at = at + 1
+    end
+  end
+  return cjson.decode(string.sub(blob, from + 1, at))
+end
+
+-- How many events may go out now: the backlog's live pairs, and those whose turn came.
 local function backlog_size()
   local size = redis.call('LLEN', K.backlog) / 2
   if size > 0 and uses_gone() then size = size - redis.call('SCARD', K.gone) end
+  if uses_ordering() then size = size + redis.call('ZCARD', K.ready) end
   return size
 end
 
@@ -409,6 +538,15 @@ end
 local function leave_backlog(id)
   redis.call('SADD', K.gone, id)
   gone_in_use = true
+end
+
+-- An event spooled and not handed out leaves the queue from its middle (its time ran out, or it is
+-- taken back): from its delay or from K.ready, or its backlog pair is dead from now on; one behind
+-- its key's holder leaves its line by release_key.
+local function leave_queue(id)
+  if redis.call('ZREM', K.delayed, id) == 1 then return end
+  if uses_ordering() and redis.call('ZREM', K.ready, id) == 1 then return end
+  if not waits_for_turn(id) then leave_backlog(id) end
 end
 
 -- Appends events to the backlog: arrivals {eventId, seq, eventId, seq, ...}. An event whose dead
@@ -434,11 +572,19 @@ local function enter_backlog(arrivals)
 end
 
 -- Delayed events whose time has come enter the backlog's end, each with a new arrival sequence
--- (their place in the arrival order is now). Bounded by limit.
+-- (their place in the arrival order is now); one behind its key's holder waits on for its turn.
+-- Bounded by limit.
 local function release_delayed(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', now, 'LIMIT', 0, limit)
   if #due == 0 then return end
   call_each('ZREM', K.delayed, due, 1)
+  if uses_ordering() then
+    local going = {}
+    for _, id in ipairs(due) do
+      if not waits_for_turn(id) then table.insert(going, id) end
+    end
+    due = going
+  end
   local seq = redis.call('HINCRBY', K.meta, 'seq', #due) - #due
   local arrivals = {}
   for i, id in ipairs(due) do
@@ -491,8 +637,41 @@ local function take_backlog(n)
   return ids, seqs
 end
 
+-- Takes up to n events that may go out now, oldest arrival first: from the backlog's head and from
+-- K.ready (events whose turn came); those of the backlog not taken go back to its head.
+local function take_new(n)
+  local ready = uses_ordering() and redis.call('ZRANGE', K.ready, 0, n - 1, 'WITHSCORES') or {}
+  local ids, seqs = take_backlog(n)
+  if #ready == 0 then return ids, seqs end
+  local takenIds, takenSeqs, fromReady = {}, {}, {}
+  local r, b = 1, 1
+  while #takenIds < n and (r < #ready or b <= #ids) do
+    local k = #takenIds + 1
+    if b > #ids or (r < #ready and tonumber(ready[r + 1]) < tonumber(seqs[b])) then
+      takenIds[k], takenSeqs[k] = ready[r], ready[r + 1]
+      table.insert(fromReady, ready[r])
+      r = r + 2
+    else
+      takenIds[k], takenSeqs[k] = ids[b], seqs[b]
+      b = b + 1
+    end
+  end
+  call_each('ZREM', K.ready, fromReady, 1)
+  local back = {}
+  for i = #ids, b, -1 do
+    table.insert(back, seqs[i])
+    table.insert(back, ids[i])
+  end
+  call_each('LPUSH', K.backlog, back, 2)
+  return takenIds, takenSeqs
+end
+
 -- Removes an event from every structure of the consumer; returns the bytes it held.
 local function forget(id)
+  if uses_ordering() then
+    redis.call('ZREM', K.ready, id)
+    release_key(id)
+  end
   local bytes = redis.call('HSTRLEN', K.events, id)
   redis.call('HDEL', K.events, id)
   withdraw(id)
@@ -682,6 +861,7 @@ end
 -- queue switched off the event is dropped instead, counted, and remembered so that a late ack says
 -- so. It stays there until redriven or acked, for retentionMs at most. Returns the nack status.
 local function fail(cfg, id, seq, n, why, now)
+  release_key(id)
   local reason = redis.call('HGET', K.reasons, id)
   withdraw(id)
   local keep = (why and cfg.deadLetter) or (not why and cfg.errorQueue)
@@ -729,8 +909,9 @@ local function expire(cfg, id, why, now, seq, n)
         or redis.call('ZSCORE', K.scheduled, id)) then
       -- in the backlog: it leaves from the middle. Its arrival sequence is in its pair only; the
       -- dead-letter queue's ackIds and the dropped mark need one, so it gets a new one (taking
-      -- its pair back later, it goes out with the pair's). A delayed event has no pair yet.
-      if redis.call('ZREM', K.delayed, id) == 0 then leave_backlog(id) end
+      -- its pair back later, it goes out with the pair's). A delayed event has no pair yet, nor
+      -- one waiting for its turn.
+      leave_queue(id)
       seq = string.format('%d', redis.call('HINCRBY', K.meta, 'seq', 1))
     end
   end
@@ -843,12 +1024,14 @@ local function next_redelivery(now)
 end
 
 -- Whether a poll would get something now: a stale delivery whose backoff passed, or, while the
--- consumer is below maxUnacked, a requeued event whose delay passed or the backlog.
+-- consumer is below maxUnacked, a requeued event whose delay passed or an event that may go out.
 local function has_work(cfg, now)
   if #redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, 1) > 0 then return true end
   return redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale) < cfg.maxUnacked
     and (backlog_size() > 0
-      or #redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, 1) > 0)
+      or #redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, 1) > 0
+      -- ordering switched off: a poll lets the events behind their keys go (drain_lines)
+      or (not cfg.ordering and uses_ordering() and redis.call('ZCARD', K.behind) > 0))
 end
 
 -- If a poll would get something now, wakes one parked poll: the one whose wait ends first. Waking
@@ -972,7 +1155,7 @@ local function begin_call(keys, args)
     pending = keys[6], stale = keys[7], deliveries = keys[8], first = keys[9], polls = keys[10],
     scheduled = keys[11], dead = keys[12], errors = keys[13], failures = keys[14], reasons = keys[15],
     ttl = keys[16], charged = keys[17], topicBytes = keys[18], realized = keys[19], gone = keys[20],
-    delayed = keys[21],
+    delayed = keys[21], holders = keys[22], keyof = keys[23], behind = keys[24], ready = keys[25],
   }
   CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
   held_history_ms = 2592000000
@@ -980,6 +1163,7 @@ local function begin_call(keys, args)
   expiry_in_use = nil
   handout_records = {}
   gone_in_use = nil
+  ordering_in_use = nil
   dropped_dead = false
   touched_segments = {}
   spool_change = {bytes = 0, events = 0, figures = false}

@@ -7,6 +7,6 @@ if redis.call('EXISTS', K.meta) == 0 then return 0 end
 redis.call('UNLINK', K.meta, K.backlog, K.events, K.expiry, K.waiters, K.pending, K.stale,
   K.deliveries, K.first, K.polls,
   K.scheduled, K.dead, K.errors, K.failures, K.reasons, K.ttl, K.charged, K.topicBytes, K.realized, K.gone,
-  K.delayed,
+  K.delayed, K.holders, K.keyof, K.behind, K.ready,
   KEYS[EXTRA_KEY])
 return 1

@@ -4,7 +4,8 @@
 -- consumer, gone longer than the history is kept, or acked on its first delivery: that leaves only
 -- its ack bit, which an eventId does not find), or -1 when the consumer does not exist.
 -- States: BACKLOG, DELIVERED, SCHEDULED (waiting out a nack's delay or the publisher's),
--- DEAD_LETTERED, ERROR while held; ACKED, DROPPED, EXPIRED after it left.
+-- DEAD_LETTERED, ERROR while held; ACKED, DROPPED, EXPIRED after it left. An event waiting behind
+-- its key's holder has a last entry "K <now> <the holder's eventId>" (not stored: it is its state).
 local cfg = settings()
 if not cfg then return -1 end
 local id = ARGV[1]
@@ -39,5 +40,10 @@ end
 local result = {state}
 for _, entry in ipairs(entries) do
   table.insert(result, entry)
+end
+local place = uses_ordering() and redis.call('HGET', K.keyof, id)
+if place and not redis.call('ZSCORE', K.ready, id) then
+  local holder = redis.call('HGET', K.holders, (place_parts(place)))
+  if holder and holder ~= id then table.insert(result, 'K ' .. now_ms() .. ' ' .. holder) end
 end
 return result

@@ -17,8 +17,14 @@ for _, id in ipairs(headIds) do
     break
   end
 end
+-- with ordering by key, backlog_size counts those whose turn came too (K.ready): they may be older
 local backlog = backlog_size()
-if oldestBacklog < 0 and backlog > 0 then oldestBacklog = published_at(headIds[1]) end
+local firstReady = uses_ordering() and redis.call('ZRANGE', K.ready, 0, 0)[1]
+local inList = backlog - (firstReady and redis.call('ZCARD', K.ready) or 0)
+if oldestBacklog < 0 and inList > 0 then oldestBacklog = published_at(headIds[1]) end
+if firstReady and (oldestBacklog < 0 or published_at(firstReady) < oldestBacklog) then
+  oldestBacklog = published_at(firstReady)
+end
 -- K.first keeps the first hand-outs that deadlines no longer tell (redeliveries, lapsed and extended
 -- deliveries); of the other, first deliveries the earliest deadline tells the oldest (while
 -- ackTimeoutMs stays as they were handed out with), looked for among the first FIRST_LOOK ones and
@@ -44,6 +50,7 @@ local result = {
   'stale', redis.call('ZCOUNT', K.pending, '-inf', now) + stale,
   'scheduled', redis.call('ZCARD', K.scheduled),
   'delayed', redis.call('ZCARD', K.delayed),
+  'waitingOnKey', redis.call('ZCARD', K.behind),
   'deadLetters', redis.call('ZCARD', K.dead),
   'errors', redis.call('ZCARD', K.errors),
   'oldestBacklogPublishedAt', oldestBacklog,

@@ -1,6 +1,6 @@
 -- Hands out one batch: stale deliveries whose backoff has passed first, then, while the consumer's
 -- unacked count is below maxUnacked, requeued events whose nack delay has passed, then new events
--- in arrival order.
+-- in arrival order (of an ordering key, only its holder: see join_key).
 -- KEYS[EXTRA_KEY] the batch key (its batchAckId), written only when events are handed out.
 -- ARGV[1] most events to hand out
 -- ARGV[2] the poll's waiter id when it is a long poll, else ''
@@ -14,7 +14,8 @@
 -- ARGV[7] the ledger hold of that room ('' for none): the answer then ends with the consumer's
 --         figures (spool_figures), which the node hands the ledger in place of the hold
 -- ARGV[8] the mark of this call's deliveries (16 hex digits, random: see ack_id)
--- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal), nextDue, number of
+-- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal, 3 when the batch is not
+-- full and events wait behind their keys' holders), nextDue, number of
 -- figures at the end (0 without a hold), the consumer's salt, the deliveries' deadline ('' in auto
 -- ack mode), eventId1,
 -- seq1, deliveryCount1, blob1, ...}, {-1} when the consumer does not exist, {-2, ms left} when it
@@ -50,6 +51,7 @@ local handed, redelivered = 0, 0
 make_due_stale(cfg, now, 1000)
 -- the scheduler releases them too; here the ones due since its last step go out with this call
 release_delayed(now, 1000)
+if not cfg.ordering and uses_ordering() then drain_lines(1000) end
 
 -- What the hand-outs of this call write, gathered for one variadic command each (see call_each).
 local handedOut = {deliveries = {}, pending = {}, first = {}}
@@ -62,6 +64,7 @@ local retainedPast = string.format('%012x', deadline - cfg.retentionMs)
 local function hand_out(id, seq, n, from, firstAt, blob)
   if not blob then
     -- an entry that outlived its event (left by an older version): it goes
+    release_key(id)
     if from then
       withdraw(id)
       redis.call('ZREM', K.expiry, id)
@@ -95,6 +98,7 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     drop_ttl(id)
     spool_less(id, #blob)
     remember_ack(cfg, tonumber(seq))
+    release_key(id)
     if from then
       -- a redelivery has a list of its history: this hand-out, and its end, go there
       push_history(id, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5], 'A ' .. nowArg)
@@ -169,13 +173,15 @@ if want > 0 then
     take = take - (handed - before)
   end
   if take > 0 then
-    local ids, seqs = take_backlog(take)
+    local ids, seqs = take_new(take)
     for i, blob in ipairs(hmget(K.events, ids)) do
       hand_out(ids[i], seqs[i], '1', nil, nil, blob)
     end
   end
   if capped and backlog_size() > 0 then
     out[3] = heldBy
+  elseif handed < max and uses_ordering() and redis.call('EXISTS', K.behind) == 1 then
+    out[3] = 3
   end
 end
 

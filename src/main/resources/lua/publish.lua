@@ -3,15 +3,17 @@
 --                 idempotencyKey during the last dedup window
 -- ARGV[1] the ledger hold of this consumer's part of the round ('' for none)
 -- ARGV[2] the dedup window in ms (publish.idempotencyWindowMs)
--- ARGV[3..] sextuples of eventId, blob, ttlMs ('' for none), the event's topic when it counts
--- against that topic's quota ('' otherwise), flags, and the time before which it may not be handed
--- out ('' for none; one in the past means now). Flags: K when it was published with an
+-- ARGV[3..] septuples of eventId, blob, ttlMs ('' for none), the event's topic when it counts
+-- against that topic's quota ('' otherwise), flags, the time before which it may not be handed
+-- out ('' for none; one in the past means now), and its key ('' for none). Flags: K when it was published with an
 -- idempotencyKey (such an event is spooled at most once for this consumer within the window,
 -- whatever became of it since — acked, dead-lettered, dropped — so a retry of a publish whose
 -- outcome was unknown never hands the consumer an event it already had), F when no quota may
 -- refuse it (the gateway's own alerts).
 -- A delayed event waits in K.delayed, and its end of time with the consumer (TTL or retention) is
 -- in the expiry index: it enters the backlog at its end when its time comes, out of publish order.
+-- With ordering "key", an event with a key joins its key's line (join_key): the first holds the
+-- key and goes into the queue, the others wait behind it, their ends in the expiry index too.
 -- Returns {events spooled, the earliest time among them the scheduler must know (a TTL end that is
 -- the consumer's earliest expiry, or a delay's end) else -1, 1 when it refuses events for all (rejectPublishWhenRefused)
 -- else 0, the number r of events it did not take for its quota, then r eventIds, then (with a hold)
@@ -23,7 +25,7 @@
 -- or skipped and counted as discarded.
 local cfg = settings()
 if not cfg then return -1 end
-local events = (#ARGV - 2) / 6
+local events = (#ARGV - 2) / 7
 if not cfg.enabled then
   if cfg.refusesForAll then return -2 end
   count({discarded = events})
@@ -37,22 +39,23 @@ local refused = {}
 local keyedAt
 -- what the spooled events write, gathered for one variadic command each (see call_each)
 local blobs, backlog, keyed, charged, topicBytes, ttls = {}, {}, {}, {}, {}, {}
--- the earliest delay's end or retention end of the delayed events: the scheduler must know it
-local delayed, delayedEnds, firstDelayed = {}, {}, nil
+-- the earliest delay's end, or retention end put in the index (delayed events, and those waiting
+-- behind their key): the scheduler must know it
+local delayed, indexedEnds, firstIndexed = {}, {}, nil
 local queued = 0
 local now
 local ids = {}
-for i = 3, #ARGV, 6 do
-  ids[(i + 3) / 6] = ARGV[i]
+for i = 3, #ARGV, 7 do
+  ids[(i + 4) / 7] = ARGV[i]
 end
 -- a repeated eventId (a round spooled again after its outcome was unknown) is spooled once
 local held = {}
 for i, blob in ipairs(hmget(K.events, ids)) do
   if blob then held[ids[i]] = true end
 end
-for i = 3, #ARGV, 6 do
+for i = 3, #ARGV, 7 do
   local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
-  local deliverAt = tonumber(ARGV[i + 5])
+  local deliverAt, key = tonumber(ARGV[i + 5]), ARGV[i + 6]
   seq = seq + 1
   local flags = ARGV[i + 4]
   local isKeyed = string.find(flags, 'K', 1, true)
@@ -70,18 +73,19 @@ for i = 3, #ARGV, 6 do
   now = now or (deliverAt and now_ms())
   if not fresh and deliverAt and deliverAt > now and held[id] then
     -- spooled before (a round whose outcome was unknown, spooled again): its delay is filed again
-    if not firstDelayed or deliverAt < firstDelayed then firstDelayed = deliverAt end
+    if not firstIndexed or deliverAt < firstIndexed then firstIndexed = deliverAt end
   end
   if fresh then
     held[id] = true
     spooled = spooled + 1
     blobs[2 * spooled - 1], blobs[2 * spooled] = id, blob
     local waits = deliverAt and deliverAt > now
+    local behind = cfg.ordering and key ~= '' and not join_key(key, seq, id)
     if waits then
       table.insert(delayed, deliverAt)
       table.insert(delayed, id)
-      if not firstDelayed or deliverAt < firstDelayed then firstDelayed = deliverAt end
-    else
+      if not firstIndexed or deliverAt < firstIndexed then firstIndexed = deliverAt end
+    elseif not behind then
       -- indexed by the count: table.insert would look for the table's end every time
       queued = queued + 1
       backlog[2 * queued - 1], backlog[2 * queued] = id, seq
@@ -100,12 +104,12 @@ for i = 3, #ARGV, 6 do
       table.insert(ttls, ends)
       table.insert(ttls, id)
       if earliest < 0 or ends < earliest then earliest = ends end
-    elseif waits then
+    elseif waits or behind then
       -- out of publish order in the backlog later: its retention ends by the index, not the head
       local ends = retention_ends(cfg, id)
-      table.insert(delayedEnds, ends)
-      table.insert(delayedEnds, id)
-      if ends < firstDelayed then firstDelayed = ends end
+      table.insert(indexedEnds, ends)
+      table.insert(indexedEnds, id)
+      if not firstIndexed or ends < firstIndexed then firstIndexed = ends end
     end
   end
 end
@@ -118,7 +122,7 @@ for topic, bytes in pairs(topicBytes) do
 end
 call_each('ZADD', K.ttl, ttls, 2)
 call_each('ZADD', K.expiry, ttls, 2)
-call_each('ZADD', K.expiry, delayedEnds, 2)
+call_each('ZADD', K.expiry, indexedEnds, 2)
 call_each('ZADD', K.delayed, delayed, 2)
 if keyedAt then
   redis.call('ZREMRANGEBYSCORE', idempotent, '-inf', keyedAt - tonumber(ARGV[2]))
@@ -129,7 +133,7 @@ if earliest >= 0 and tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')
   earliest = -1
 end
 -- the step at that time files the rest (next_due reads the expiry index and the delays)
-if firstDelayed and (earliest < 0 or firstDelayed < earliest) then earliest = firstDelayed end
+if firstIndexed and (earliest < 0 or firstIndexed < earliest) then earliest = firstIndexed end
 realize(ARGV[1])
 count({published = spooled, discarded = discarded})
 if spooled > 0 then wake_waiter(cfg) end

@@ -10,6 +10,7 @@ local limit = tonumber(ARGV[1])
 make_due_stale(cfg, now, limit)
 expire_due(cfg, now, limit)
 release_delayed(now, limit)
+if not cfg.ordering and uses_ordering() then drain_lines(limit) end
 -- events dropped on the way are remembered for a while (touch_acked gives that memory its expiry)
 touch_acked()
 

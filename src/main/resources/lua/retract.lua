@@ -11,9 +11,8 @@ local cfg = settings()
 if not cfg then return -1 end
 local out, taken = {}, 0
 for i, id in ipairs(ARGV) do
-  local delayed = redis.call('ZREM', K.delayed, id) == 1
-  if delayed or in_backlog(id) then
-    if not delayed then leave_backlog(id) end
+  if redis.call('ZSCORE', K.delayed, id) or in_backlog(id) then
+    leave_queue(id)
     spool_less(id, forget(id))
     redis.call('ZREM', KEYS[EXTRA_KEY], id)
     taken = taken + 1

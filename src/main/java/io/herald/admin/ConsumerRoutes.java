@@ -123,6 +123,7 @@ public final class ConsumerRoutes {
         .put("oldestBacklogAgeMs", oldestBacklog < 0 ? 0 : Math.max(0, now - oldestBacklog))
         .put("oldestUnackedAgeMs", oldestUnacked < 0 ? 0 : Math.max(0, now - oldestUnacked))
         .put("delayed", r.get("delayed"))
+        .put("waitingOnKey", r.get("waitingOnKey"))
         .put("deadLetters", r.get("deadLetters"))
         .put("errors", r.get("errors"))
         .put("spooledBytes", r.get("spooledBytes"))

@@ -25,10 +25,12 @@ import java.util.List;
  * @param errorQueue       false: events nacked with REJECT are dropped (and counted) (default true)
  * @param maxTtlMs         upper bound on an event's time to live on this consumer, or null for none
  * @param admission        whether it takes new events, how much it may hold, and what a refusal does
+ * @param ordering         KEY: events with the same key are handed out one at a time, in arrival order
  */
 public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode ackMode, long ackTimeoutMs,
     int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery, boolean redeliverOnDisconnect,
-    RateLimit rateLimit, boolean deadLetter, boolean errorQueue, Long maxTtlMs, Admission admission) {
+    RateLimit rateLimit, boolean deadLetter, boolean errorQueue, Long maxTtlMs, Admission admission,
+    Ordering ordering) {
 
   public enum AckMode {
     EXPLICIT, AUTO;
@@ -72,6 +74,14 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
    */
   public record Admission(boolean enabled, Long quotaBytes, Long quotaEvents, boolean rejectPublishWhenRefused,
       String namespace) {}
+
+  /** How the consumer's events of one key are handed out (protocol.md, "Ordering"). */
+  public enum Ordering {
+    /** In any order, several at a time. */
+    NONE,
+    /** One at a time per key: the next only once the one before it is settled. */
+    KEY
+  }
 
   public enum CloseMode {
     /** Dropped without a close frame: clients see 1006. */
@@ -119,10 +129,12 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         reader.optionalInteger("quotaEvents", 1, Long.MAX_VALUE),
         reader.bool("rejectPublishWhenRefused", true),
         reader.name("namespace"));
+    Ordering ordering = Ordering.valueOf(reader.oneOf("ordering", "none", List.of("none", "key"))
+        .toUpperCase(java.util.Locale.ROOT));
     reader.finish();
     return new ConsumerSettings(name, List.copyOf(topics), AckMode.valueOf(ackMode.toUpperCase(java.util.Locale.ROOT)),
         ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect, rateLimit,
-        deadLetter, errorQueue, maxTtlMs, admission);
+        deadLetter, errorQueue, maxTtlMs, admission, ordering);
   }
 
   /** Parses settings sent by a client or stored in Redis; throws with every bad field. */
@@ -172,7 +184,8 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         .put("quotaBytes", admission.quotaBytes())
         .put("quotaEvents", admission.quotaEvents())
         .put("rejectPublishWhenRefused", admission.rejectPublishWhenRefused())
-        .put("namespace", admission.namespace());
+        .put("namespace", admission.namespace())
+        .put("ordering", ordering.name().toLowerCase(java.util.Locale.ROOT));
   }
 
   public boolean enabled() {
@@ -198,6 +211,7 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         // '' for no quota: the publish script checks the consumer's own quotas exactly
         "quotaBytes", admission.quotaBytes() == null ? "" : admission.quotaBytes(),
         "quotaEvents", admission.quotaEvents() == null ? "" : admission.quotaEvents(),
-        "rejectPublishWhenRefused", admission.rejectPublishWhenRefused());
+        "rejectPublishWhenRefused", admission.rejectPublishWhenRefused(),
+        "ordering", ordering.name().toLowerCase(java.util.Locale.ROOT));
   }
 }

@@ -40,6 +40,9 @@ public final class PollService {
    * figures count, salt and deadline); each event takes 4 entries: eventId, seq, deliveryCount, blob.
    */
   private static final int FIRST_EVENT = 7;
+  /** The poll script's heldBack codes (1..3) as the batch says them. */
+  private static final String[] HELD_BACK = {"", ",\"heldBack\":\"MAX_UNACKED\"",
+      ",\"heldBack\":\"MAX_UNACKED_TOTAL\"", ",\"heldBack\":\"ORDERING\""};
 
   private final Vertx vertx;
   private final RedisStore store;
@@ -340,7 +343,7 @@ public final class PollService {
     json.appendString("]");
     int heldBack = reply.get(2).toInteger();
     if (heldBack > 0) {
-      json.appendString(heldBack == 1 ? ",\"heldBack\":\"MAX_UNACKED\"" : ",\"heldBack\":\"MAX_UNACKED_TOTAL\"");
+      json.appendString(HELD_BACK[heldBack]);
     }
     json.appendString("}");
     return new Batch(json, handed, ackIds);

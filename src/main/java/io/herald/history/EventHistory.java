@@ -96,6 +96,7 @@ public final class EventHistory {
           current = null;
         }
         case "L" -> event.put("expiredAt", at);
+        case "K" -> event.put("heldBack", "ORDERING").put("waitingBehind", entry[2]);
         default -> { }
       }
     }

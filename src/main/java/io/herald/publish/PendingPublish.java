@@ -224,6 +224,7 @@ final class PendingPublish {
     // flags of publish.lua: K an idempotencyKey, F free of the consumer's own quotas
     spool.add((event.idempotencyKey() == null ? "" : "K") + (quotasHold ? "" : "F"));
     spool.add(event.delay() == null ? "" : event.delay().deliverAt(EventBlobs.publishedAt(eventIds[index])));
+    spool.add(event.key() == null ? "" : event.key());
   }
 
   /** Fails the request (nothing of it was written). */
@@ -293,7 +294,7 @@ final class PendingPublish {
     return write == null || !write.succeeded() || skipping.get(index).contains(consumer.name()) ? null : write.result();
   }
 
-  /** The (eventId, blob, ttlMs, charged topic, flags, deliverAt) this request sent with {@code eventId}, if any. */
+  /** The (eventId, blob, ttlMs, charged topic, flags, deliverAt, key) this request sent with {@code eventId}, if any. */
   List<Object> spooled(String eventId) {
     for (int i = 0; i < events.size(); i++) {
       if (eventId.equals(eventIds[i]) && spooling(i)) {

@@ -72,7 +72,7 @@ public final class Keys {
       keys = List.of(p + "meta", p + "arrivals", p + "events", p + "expiry", waiters(consumer),
           p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
           p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes", realized(consumer),
-          p + "gone", p + "delayed");
+          p + "gone", p + "delayed", p + "holders", p + "keyof", p + "behind", p + "ready");
       keys.forEach(key -> KEY_BYTES.put(key, key.getBytes(StandardCharsets.UTF_8)));
       CONSUMER_KEYS.put(consumer, keys);
     }

@@ -34,7 +34,8 @@ class ConsumerAdminIT extends GatewayTest {
         .put("rateLimit", new JsonObject().put("tps", 100).put("blockMs", 45000).put("graceMs", 15000)
             .put("noticeIntervalMs", 2000).put("closeMode", "drop"))
         .putNull("maxTtlMs").put("deadLetter", true).put("errorQueue", true).put("enabled", true)
-        .putNull("quotaBytes").putNull("quotaEvents").put("rejectPublishWhenRefused", true).putNull("namespace");
+        .putNull("quotaBytes").putNull("quotaEvents").put("rejectPublishWhenRefused", true).putNull("namespace")
+        .put("ordering", "none");
     assertEquals(expected, created.json());
     assertEquals(expected, nodeB.http().get("/v1/admin/consumers/" + name).json());
     JsonArray all = nodeB.http().get("/v1/admin/consumers").json().getJsonArray("consumers");
@@ -135,13 +136,13 @@ class ConsumerAdminIT extends GatewayTest {
   void refusesBadSettings() {
     Reply reply = http().putConsumer(unique("bad"), new JsonObject().put("topics", new JsonArray().add("a/>/b"))
         .put("maxUnacked", 0).put("redelivery", new JsonObject().put("multiplier", 11))
-        .put("redeliverOnDisconnect", "yes").put("colour", "red")
+        .put("redeliverOnDisconnect", "yes").put("colour", "red").put("ordering", "sideways")
         .put("rateLimit", new JsonObject().put("blockMs", 5000).put("graceMs", 6000).put("closeMode", "slam")));
     assertEquals(400, reply.status());
     assertEquals("INVALID_REQUEST", reply.errorCode());
     JsonArray errors = reply.json().getJsonObject("error").getJsonObject("details").getJsonArray("errors");
     assertEquals(List.of("topics", "maxUnacked", "redelivery.multiplier", "redeliverOnDisconnect",
-            "rateLimit.graceMs", "rateLimit.closeMode", "colour"),
+            "rateLimit.graceMs", "rateLimit.closeMode", "ordering", "colour"),
         errors.stream().map(e -> ((JsonObject) e).getString("field")).toList());
     Reply badName = http().putConsumer("bad%20name", new JsonObject().put("topics", new JsonArray().add("a")));
     assertEquals(400, badName.status());
