@@ -76,12 +76,8 @@ local function ack_all(ids, entries, seqs, sizes)
     call_each('ZREM', K.first, acked, 1)
   end
   if uses_ttl() then call_each('ZREM', K.ttl, acked, 1) end
-  if uses_ordering() then
-    -- the next event of each acked holder's key may go out
-    for i, place in ipairs(hmget(K.keyof, acked)) do
-      if place then release_key(acked[i], place) end
-    end
-  end
+  -- the next event of each acked holder's key may go out
+  if uses_ordering() then release_keys(acked, hmget(K.keyof, acked)) end
   remember_acks(cfg, ackedSeqs)
   acked_count = acked_count + #acked
   return statuses

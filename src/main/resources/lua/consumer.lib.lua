@@ -39,7 +39,7 @@
 --                            has an entry in the expiry index (see publish.lua), and enters the
 --                            backlog's end when its time comes (see release_delayed)
 -- KEYS[22] holders    HASH   ordering key -> the eventId that holds it: the first of the key's line
---                            (see join_key), in the queue like any event
+--                            (see key_joins), in the queue like any event
 -- KEYS[23] keyof      HASH   eventId -> its place in its key's line (see key_place), for the events
 --                            in a line
 -- KEYS[24] behind     ZSET   places, all scored 0 (so in byte order: by key, then arrival): the
@@ -399,10 +399,10 @@ local function dead_pairs(ids)
 end
 
 -- Per-key ordering. The events of one key form a line in arrival order, from the moment they are
--- spooled for a consumer whose ordering is "key" (join_key): its first, the holder, is in the queue
+-- spooled for a consumer whose ordering is "key" (key_joins): its first, the holder, is in the queue
 -- like any event (backlog, delayed, handed out, stale, waiting out a nack delay); the others wait in
 -- K.behind, where no poll looks. When the holder leaves the queue (acked, dead-lettered, rejected,
--- dropped, expired, taken back: release_key) the next in line holds the key and goes to K.ready, or
+-- dropped, expired, taken back: release_keys) the next in line holds the key and goes to K.ready, or
 -- stays delayed until its time. So at most one event of a key is out, whoever asks. A line is
 -- reached by its key alone: each call costs O(log n) however long the lines are.
 local ordering_in_use
@@ -428,46 +428,100 @@ local function place_parts(place)
   return string.sub(place, 5, 4 + length), string.sub(place, 5 + length, 20 + length), string.sub(place, 21 + length)
 end
 
--- The event (arrival sequence seq) joins the end of its key's line: true when it holds the key (the
--- line was empty) and goes into the queue as any event, false when it waits behind.
-local function join_key(key, seq, id)
-  local place = key_place(key, tonumber(seq), id)
-  redis.call('HSET', K.keyof, id, place)
-  ordering_in_use = true
-  if redis.call('HSETNX', K.holders, key, id) == 1 then return true end
-  redis.call('ZADD', K.behind, 0, place)
-  return false
-end
-
--- The key's holder left the queue: the next in line holds it and may go out (K.ready), or goes when
--- its delay ends (release_delayed); with none left the key is free.
-local function pass_key(key)
-  local line = line_of(key)
-  -- after a line's prefix come the sequence's digits, all below ':'
-  local next = redis.call('ZRANGEBYLEX', K.behind, '[' .. line, '(' .. line .. ':', 'LIMIT', 0, 1)[1]
-  if not next then
-    redis.call('HDEL', K.holders, key)
-    return
+-- Events joining the ends of their keys' lines, for one call (a publish round, a redrive): keys are
+-- all the keys they may have, each key's holder read once. join(key, seq, id) returns true when the
+-- event holds its key (its line was empty) and goes into the queue as any event, false when it
+-- waits behind; write() then writes the joins, one variadic command per structure.
+local function key_joins(keys)
+  local held, distinct = {}, {}
+  for _, key in ipairs(keys) do
+    if held[key] == nil then
+      held[key] = false
+      table.insert(distinct, key)
+    end
   end
-  redis.call('ZREM', K.behind, next)
-  local _, seq, id = place_parts(next)
-  redis.call('HSET', K.holders, key, id)
-  if not redis.call('ZSCORE', K.delayed, id) then redis.call('ZADD', K.ready, seq, id) end
+  for i, holder in ipairs(hmget(K.holders, distinct)) do
+    held[distinct[i]] = holder ~= false
+  end
+  local places, holders, behind = {}, {}, {}
+  return {
+    join = function(key, seq, id)
+      local place = key_place(key, tonumber(seq), id)
+      local n = #places
+      places[n + 1], places[n + 2] = id, place
+      if not held[key] then
+        held[key] = true
+        n = #holders
+        holders[n + 1], holders[n + 2] = key, id
+        return true
+      end
+      n = #behind
+      behind[n + 1], behind[n + 2] = 0, place
+      return false
+    end,
+    write = function()
+      if #places == 0 then return end
+      call_each('HSET', K.keyof, places, 2)
+      call_each('HSET', K.holders, holders, 2)
+      call_each('ZADD', K.behind, behind, 2)
+      ordering_in_use = true
+    end,
+  }
 end
 
--- The event left the queue for good: it leaves its key's line, and if it held the key the next in
--- line holds it. place: its K.keyof entry when read already.
+-- Events left the queue for good (places[i]: ids[i]'s K.keyof entry, false for none): they leave
+-- their keys' lines, and where one held its key the next in line holds it and may go out (K.ready),
+-- or goes when its delay ends (release_delayed); with none left the key is free. One variadic
+-- command per structure, and a look into the line of each key passed on.
+local function release_keys(ids, places)
+  local released, keys, holding = {}, {}, {}
+  for i, place in ipairs(places) do
+    if place then
+      local k = #released + 1
+      released[k], keys[k], holding[k] = ids[i], (place_parts(place)), place
+    end
+  end
+  if #released == 0 then return end
+  call_each('HDEL', K.keyof, released, 1)
+  local holders = hmget(K.holders, keys)
+  -- those waiting behind leave first, so that none of them is passed a key below
+  local left = {}
+  for k, id in ipairs(released) do
+    if holders[k] ~= id then table.insert(left, holding[k]) end
+  end
+  call_each('ZREM', K.behind, left, 1)
+  left = {}
+  local passed, free, ready = {}, {}, {}
+  local delays = redis.call('EXISTS', K.delayed) == 1
+  for k, id in ipairs(released) do
+    if holders[k] == id then
+      local line = line_of(keys[k])
+      -- after a line's prefix come the sequence's digits, all below ':'
+      local next = redis.call('ZRANGEBYLEX', K.behind, '[' .. line, '(' .. line .. ':', 'LIMIT', 0, 1)[1]
+      if next then
+        local _, seq, nextId = place_parts(next)
+        table.insert(left, next)
+        table.insert(passed, keys[k])
+        table.insert(passed, nextId)
+        if not (delays and redis.call('ZSCORE', K.delayed, nextId)) then
+          table.insert(ready, seq)
+          table.insert(ready, nextId)
+        end
+      else
+        table.insert(free, keys[k])
+      end
+    end
+  end
+  call_each('ZREM', K.behind, left, 1)
+  call_each('HSET', K.holders, passed, 2)
+  call_each('HDEL', K.holders, free, 1)
+  call_each('ZADD', K.ready, ready, 2)
+end
+
+-- release_keys for one event. place: its K.keyof entry when read already.
 local function release_key(id, place)
   if not uses_ordering() then return end
-  place = place or redis.call('HGET', K.keyof, id)
-  if not place then return end
-  redis.call('HDEL', K.keyof, id)
-  local key = place_parts(place)
-  if redis.call('HGET', K.holders, key) == id then
-    pass_key(key)
-  else
-    redis.call('ZREM', K.behind, place)
-  end
+  release_keys({id}, {place or redis.call('HGET', K.keyof, id)})
 end
 
 -- Whether the event, spooled and not handed out, is not in the backlog's list but waits its turn:
@@ -542,7 +596,7 @@ end
 
 -- An event spooled and not handed out leaves the queue from its middle (its time ran out, or it is
 -- taken back): from its delay or from K.ready, or its backlog pair is dead from now on; one behind
--- its key's holder leaves its line by release_key.
+-- its key's holder leaves its line by release_keys.
 local function leave_queue(id)
   if redis.call('ZREM', K.delayed, id) == 1 then return end
   if uses_ordering() and redis.call('ZREM', K.ready, id) == 1 then return end

@@ -1,6 +1,6 @@
 -- Hands out one batch: stale deliveries whose backoff has passed first, then, while the consumer's
 -- unacked count is below maxUnacked, requeued events whose nack delay has passed, then new events
--- in arrival order (of an ordering key, only its holder: see join_key).
+-- in arrival order (of an ordering key, only its holder: see key_joins).
 -- KEYS[EXTRA_KEY] the batch key (its batchAckId), written only when events are handed out.
 -- ARGV[1] most events to hand out
 -- ARGV[2] the poll's waiter id when it is a long poll, else ''

@@ -12,7 +12,7 @@
 -- refuse it (the gateway's own alerts).
 -- A delayed event waits in K.delayed, and its end of time with the consumer (TTL or retention) is
 -- in the expiry index: it enters the backlog at its end when its time comes, out of publish order.
--- With ordering "key", an event with a key joins its key's line (join_key): the first holds the
+-- With ordering "key", an event with a key joins its key's line (key_joins): the first holds the
 -- key and goes into the queue, the others wait behind it, their ends in the expiry index too.
 -- Returns {events spooled, the earliest time among them the scheduler must know (a TTL end that is
 -- the consumer's earliest expiry, or a delay's end) else -1, 1 when it refuses events for all (rejectPublishWhenRefused)
@@ -48,6 +48,15 @@ local ids = {}
 for i = 3, #ARGV, 7 do
   ids[(i + 4) / 7] = ARGV[i]
 end
+-- the round's keys, for their lines (ordering by key)
+local lines
+if cfg.ordering then
+  local keys = {}
+  for i = 9, #ARGV, 7 do
+    if ARGV[i] ~= '' then table.insert(keys, ARGV[i]) end
+  end
+  lines = key_joins(keys)
+end
 -- a repeated eventId (a round spooled again after its outcome was unknown) is spooled once
 local held = {}
 for i, blob in ipairs(hmget(K.events, ids)) do
@@ -80,7 +89,7 @@ for i = 3, #ARGV, 7 do
     spooled = spooled + 1
     blobs[2 * spooled - 1], blobs[2 * spooled] = id, blob
     local waits = deliverAt and deliverAt > now
-    local behind = cfg.ordering and key ~= '' and not join_key(key, seq, id)
+    local behind = lines and key ~= '' and not lines.join(key, seq, id)
     if waits then
       table.insert(delayed, deliverAt)
       table.insert(delayed, id)
@@ -115,6 +124,7 @@ for i = 3, #ARGV, 7 do
 end
 call_each('HSET', K.events, blobs, 2)
 enter_backlog(backlog)
+if lines then lines.write() end
 call_each('ZADD', idempotent, keyed, 2)
 call_each('HSET', K.charged, charged, 2)
 for topic, bytes in pairs(topicBytes) do

@@ -31,6 +31,7 @@ local function redrive(id)
   -- with ordering by key, it joins its key's line again, placed by its arrival: it may have to
   -- wait for its turn
   local key = cfg.ordering and blob_key(redis.call('HGET', K.events, id))
+  local line = key and key_joins({key})
   local bytes = redis.call('HSTRLEN', K.events, id)
   if not quota.fits(bytes) then
     full = 1
@@ -42,10 +43,11 @@ local function redrive(id)
   -- back with what is left of its retention (a TTL does not follow it into the queues); at the
   -- backlog's end it is no longer in publish order there, so the expiry index ends it
   redis.call('ZADD', K.expiry, retention_ends(cfg, id), id)
-  if not key or join_key(key, seq, id) then
+  if not line or line.join(key, seq, id) then
     table.insert(back, id)
     table.insert(back, seq)
   end
+  if line then line.write() end
   -- back in the consumer's spool (not charged to its topic again)
   spool_more(bytes, 1)
   moved = moved + 1

@@ -38,7 +38,7 @@ public final class MemoryBenchmark {
       post(http, HttpMethod.PUT, "/v1/admin/consumers/" + CONSUMER, new JsonObject()
           .put("topics", new JsonArray().add("memory")).put("maxUnacked", 100_000).put("maxPollRecords", 1000)
           .put("ackTimeoutMs", 3_600_000));
-      long empty = usedMemory(redis);
+      long empty = RedisCli.usedMemory(redis);
 
       String payload = "x".repeat(256);
       for (int sent = 0; sent < events; sent += 100) {
@@ -48,7 +48,7 @@ public final class MemoryBenchmark {
         }
         post(http, HttpMethod.POST, "/v1/topics/memory/events", new JsonObject().put("events", batch));
       }
-      long spooled = usedMemory(redis);
+      long spooled = RedisCli.usedMemory(redis);
       JsonObject metadata = get(http, "/v1/consumers/" + CONSUMER + "/metadata");
       long json = metadata.getLong("spooledBytes") / events;
 
@@ -59,13 +59,13 @@ public final class MemoryBenchmark {
         handed += batch.getJsonArray("events").size();
         batches.add(batch.getString("batchAckId"));
       }
-      long handedOut = usedMemory(redis);
+      long handedOut = RedisCli.usedMemory(redis);
 
       for (String batchAckId : batches) {
         post(http, HttpMethod.POST, "/v1/consumers/" + CONSUMER + "/acks",
             new JsonObject().put("batchAckIds", new JsonArray().add(batchAckId)));
       }
-      long acked = usedMemory(redis);
+      long acked = RedisCli.usedMemory(redis);
 
       System.out.printf("%,d events, stored JSON %d B each; Redis used_memory per event:%n", events, json);
       System.out.printf("  in the backlog: %,d B (JSON + %,d B)%n", (spooled - empty) / events, (spooled - empty) / events - json);
@@ -87,16 +87,6 @@ public final class MemoryBenchmark {
   private static JsonObject get(HttpClient http, String path) {
     return http.request(HttpMethod.GET, path).compose(request -> request.send().compose(response -> response.body()))
         .await().toJsonObject();
-  }
-
-  private static long usedMemory(String redis) {
-    String info = RedisCli.send(redis, Request.cmd(Command.INFO).arg("memory")).toString();
-    for (String line : info.split("\\r?\\n")) {
-      if (line.startsWith("used_memory:")) {
-        return Long.parseLong(line.substring("used_memory:".length()).trim());
-      }
-    }
-    throw new IllegalStateException("no used_memory in INFO memory");
   }
 
   /** MEMORY USAGE of every key of the consumer, summed by the kind its name ends with (batch keys as one kind). */

@@ -26,6 +26,17 @@ public final class RedisCli {
   }
 
   /** Redis' clock, in ms since the epoch: the clock every time in the protocol is read from. */
+  /** The server's used_memory (INFO memory), bytes. */
+  public static long usedMemory(String url) {
+    String info = send(url, Request.cmd(Command.INFO).arg("memory")).toString();
+    for (String line : info.split("\\r?\\n")) {
+      if (line.startsWith("used_memory:")) {
+        return Long.parseLong(line.substring("used_memory:".length()).trim());
+      }
+    }
+    throw new IllegalStateException("no used_memory in INFO memory");
+  }
+
   public static long millis(String url) {
     Response time = send(url, Request.cmd(Command.TIME));
     return time.get(0).toLong() * 1000 + time.get(1).toLong() / 1000;
