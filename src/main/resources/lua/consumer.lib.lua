@@ -406,6 +406,8 @@ end
 -- stays delayed until its time. So at most one event of a key is out, whoever asks. A line is
 -- reached by its key alone: each call costs O(log n) however long the lines are.
 local ordering_in_use
+-- Whether this call passed a key on to an event that may go out now (a parked poll may take it).
+local keys_passed
 local function uses_ordering()
   if ordering_in_use == nil then ordering_in_use = redis.call('EXISTS', K.keyof, K.ready) > 0 end
   return ordering_in_use
@@ -516,6 +518,7 @@ local function release_keys(ids, places)
   call_each('HSET', K.holders, passed, 2)
   call_each('HDEL', K.holders, free, 1)
   call_each('ZADD', K.ready, ready, 2)
+  if #ready > 0 then keys_passed = true end
 end
 
 -- release_keys for one event. place: its K.keyof entry when read already.
@@ -552,7 +555,8 @@ local function drain_lines(limit)
   call_each('ZADD', K.ready, ready, 2)
 end
 
--- The key a stored event was published with (its blob's third member), or nil.
+-- The key a stored event was published with (its blob's third member), or nil; an empty key is
+-- none, as at publish (PendingPublish sends '' for both).
 local function blob_key(blob)
   local from = select(2, string.find(blob, '^"eventId":"[^"]*","topic":"[^"]*","key":'))
   if not from or string.sub(blob, from + 1, from + 1) ~= '"' then return nil end
@@ -567,7 +571,9 @@ local function blob_key(blob)
       at = at + 1
     end
   end
-  return cjson.decode(string.sub(blob, from + 1, at))
+  local key = cjson.decode(string.sub(blob, from + 1, at))
+  if key == '' then return nil end
+  return key
 end
 
 -- How many events may go out now: the backlog's live pairs, and those whose turn came.
@@ -585,7 +591,9 @@ local function in_backlog(id)
   return redis.call('HEXISTS', K.events, id) == 1 and redis.call('HEXISTS', K.deliveries, id) == 0
     and not (redis.call('ZSCORE', K.pending, id) or redis.call('ZSCORE', K.stale, id)
       or redis.call('ZSCORE', K.scheduled, id) or redis.call('ZSCORE', K.delayed, id))
-    and redis.call('HEXISTS', K.failures, id) == 0 and not dead_pairs({id})[id]
+    and redis.call('HEXISTS', K.failures, id) == 0
+    -- one waiting for its turn may have a dead pair from an earlier stay in the backlog
+    and (not dead_pairs({id})[id] or waits_for_turn(id))
 end
 
 -- The event, in the backlog, leaves it from the middle: its pair is dead from now on.
@@ -1218,6 +1226,7 @@ local function begin_call(keys, args)
   handout_records = {}
   gone_in_use = nil
   ordering_in_use = nil
+  keys_passed = false
   dropped_dead = false
   touched_segments = {}
   spool_change = {bytes = 0, events = 0, figures = false}

@@ -14,8 +14,8 @@
 -- ARGV[7] the ledger hold of that room ('' for none): the answer then ends with the consumer's
 --         figures (spool_figures), which the node hands the ledger in place of the hold
 -- ARGV[8] the mark of this call's deliveries (16 hex digits, random: see ack_id)
--- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal, 3 when the batch is not
--- full and events wait behind their keys' holders), nextDue, number of
+-- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal, 3 when nothing was handed
+-- out and events wait behind their keys' holders), nextDue, number of
 -- figures at the end (0 without a hold), the consumer's salt, the deliveries' deadline ('' in auto
 -- ack mode), eventId1,
 -- seq1, deliveryCount1, blob1, ...}, {-1} when the consumer does not exist, {-2, ms left} when it
@@ -180,7 +180,7 @@ if want > 0 then
   end
   if capped and backlog_size() > 0 then
     out[3] = heldBy
-  elseif handed < max and uses_ordering() and redis.call('EXISTS', K.behind) == 1 then
+  elseif handed == 0 and uses_ordering() and redis.call('EXISTS', K.behind) == 1 then
     out[3] = 3
   end
 end
@@ -220,8 +220,8 @@ if waiter ~= '' then
   end
 end
 -- a full batch may have left more behind, and so may a call that dropped dead backlog pairs (see
--- take_backlog): the next waiter takes it on
-if handed == max or dropped_dead then wake_waiter(cfg) end
+-- take_backlog) or let an event's turn come (auto ack): the next waiter takes it on
+if handed == max or dropped_dead or keys_passed then wake_waiter(cfg) end
 if ARGV[7] ~= '' then
   local figures = spool_figures()
   out[5] = #figures

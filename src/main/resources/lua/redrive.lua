@@ -6,8 +6,9 @@
 -- judged by the ledger before (ARGV[4] names the hold of the room it gave).
 -- ARGV[1] 'dead' or 'errors', ARGV[2] '*' for the head of the queue, else '' ; ARGV[3] most events
 -- (for '*'); ARGV[4] the ledger hold ('' for none); ARGV[5..] the eventIds (for '')
--- Returns {redriven count, 1 when an event did not fit the consumer's quota else 0, number n of
--- statuses, then per named eventId its status REDRIVEN, QUOTA_EXCEEDED or UNKNOWN, then (with a
+-- Returns {redriven count, 1 when an event did not fit the consumer's quota else 0, when the
+-- consumer next needs the scheduler (-1 when it moved nothing or holds nothing timed: redriven
+-- events have their retention ends in the expiry index), number n of statuses, then per named eventId its status REDRIVEN, QUOTA_EXCEEDED or UNKNOWN, then (with a
 -- hold) the consumer's figures (spool_figures)}, or -1 when the consumer does not exist. A caller
 -- redriving all repeats '*' calls until one moves fewer than asked.
 local cfg = settings()
@@ -69,7 +70,7 @@ enter_backlog(back)
 realize(ARGV[4])
 count({redriven = moved})
 if moved > 0 then wake_waiter(cfg) end
-local result = {moved, full, #statuses}
+local result = {moved, full, moved > 0 and next_due(cfg, next_redelivery(now)) or -1, #statuses}
 for _, status in ipairs(statuses) do table.insert(result, status) end
 if ARGV[4] ~= '' then
   for _, figure in ipairs(spool_figures()) do table.insert(result, figure) end

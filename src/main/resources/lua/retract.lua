@@ -22,4 +22,6 @@ for i, id in ipairs(ARGV) do
   end
 end
 count({published = -taken})
+-- a holder taken back lets its key's next event go
+if keys_passed then wake_waiter(cfg) end
 return out

@@ -6,6 +6,7 @@ import io.herald.consumer.ConsumerSettings;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
+import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
@@ -43,12 +44,14 @@ final class Redrives {
   private final RedisStore store;
   private final SpoolLedger ledger;
   private final HoldSettler settler;
+  private final DueTimes dueTimes;
 
   Redrives(Vertx vertx, RedisStore store, SpoolLedger ledger, HoldSettler settler) {
     this.vertx = vertx;
     this.store = store;
     this.ledger = ledger;
     this.settler = settler;
+    this.dueTimes = new DueTimes(vertx, store);
   }
 
   /**
@@ -138,11 +141,13 @@ final class Redrives {
     }
     return run(consumer, Script.REDRIVE, args, true).map(reply -> {
       Map<String, String> statuses = new HashMap<>(refused);
-      int count = reply.get(2).toInteger();
+      // redriven events' retention ends are in the expiry index: the scheduler must know the first
+      dueTimes.file(consumer.name(), reply.get(2).toLong());
+      int count = reply.get(3).toInteger();
       for (int i = 0; i < count; i++) {
-        statuses.put(ids.get(i), reply.get(3 + i).toString());
+        statuses.put(ids.get(i), reply.get(4 + i).toString());
       }
-      SpoolFigures figures = holdId.isEmpty() ? null : SpoolFigures.parse(consumer.name(), consumer, reply, 3 + count);
+      SpoolFigures figures = holdId.isEmpty() ? null : SpoolFigures.parse(consumer.name(), consumer, reply, 4 + count);
       return new Step(reply.get(0).toLong(), reply.get(1).toInteger() == 1, statuses, figures);
     });
   }
