@@ -353,6 +353,27 @@ class OrderingIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("over WebSockets: socket polls on two nodes get one event per key, and say ORDERING when only waiting ones are left")
+  void socketPolls() {
+    String topic = unique("wspoll");
+    String consumer = consumer(ORDERED, topic);
+    publish(topic, batch(keyed("a", "a1"), keyed("a", "a2"), keyed("b", "b1")));
+    try (TestSocket first = nodeA.consumerSocket(consumer); TestSocket second = nodeB.consumerSocket(consumer)) {
+      first.send(new JsonObject().put("op", "poll").put("maxEvents", 10));
+      JsonObject batch = first.next();
+      assertEquals(List.of("a1", "b1"), payloads(batch), batch.encode());
+      second.send(new JsonObject().put("op", "poll").put("maxEvents", 10));
+      JsonObject empty = second.next();
+      assertEquals(List.of(), payloads(empty), empty.encode());
+      assertEquals("ORDERING", empty.getString("heldBack"), empty.encode());
+      first.send(new JsonObject().put("op", "ack").put("batchAckId", batch.getString("batchAckId")));
+      assertEquals("ackResult", first.next().getString("type"));
+      second.send(new JsonObject().put("op", "poll").put("maxEvents", 10));
+      assertEquals(List.of("a2"), payloads(second.next()));
+    }
+  }
+
+  @Test
   @DisplayName("over WebSockets: publish frames and push follow the key; a closing socket's delivery goes out again first")
   void pushAndDisconnect() {
     String topic = unique("push");
