@@ -19,6 +19,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /**
  * What the benchmarks share: an HTTP client of the gateway under benchmark, its publishers (as many
@@ -176,6 +177,38 @@ final class BenchClient {
           failure.printStackTrace();
           done.tryFail(failure);
         });
+  }
+
+  /**
+   * Publishes the events 0 .. total−1 that {@code eventOf} makes, in requests of 100, {@link #PUBLISHERS}
+   * requests in flight, each to the topic {@code topicOf} names for its first event's index; the
+   * future completes when every publisher is done. Call on the context.
+   */
+  Future<Void> publishEach(int total, LongFunction<String> topicOf, LongFunction<JsonObject> eventOf) {
+    AtomicLong claimed = new AtomicLong();
+    List<Future<Void>> publishers = new ArrayList<>();
+    for (int p = 0; p < PUBLISHERS; p++) {
+      Promise<Void> done = Promise.promise();
+      publishEachLoop(total, topicOf, eventOf, claimed, done);
+      publishers.add(done.future());
+    }
+    return Future.all(publishers).mapEmpty();
+  }
+
+  private void publishEachLoop(int total, LongFunction<String> topicOf, LongFunction<JsonObject> eventOf,
+      AtomicLong claimed, Promise<Void> done) {
+    long first = claimed.getAndAdd(EVENTS_PER_REQUEST);
+    if (first >= total) {
+      done.complete();
+      return;
+    }
+    JsonArray events = new JsonArray();
+    for (long i = first; i < Math.min(total, first + EVENTS_PER_REQUEST); i++) {
+      events.add(eventOf.apply(i));
+    }
+    call(HttpMethod.POST, "/v1/topics/" + topicOf.apply(first) + "/events", new JsonObject().put("events", events).toBuffer())
+        .onSuccess(ok -> publishEachLoop(total, topicOf, eventOf, claimed, done))
+        .onFailure(done::tryFail);
   }
 
   /**

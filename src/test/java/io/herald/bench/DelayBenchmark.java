@@ -76,35 +76,13 @@ public final class DelayBenchmark {
     System.exit(0);
   }
 
-  /** {@link BenchClient#PUBLISHERS} loops of requests of 100 events, round-robin over the consumers' topics. */
+  /** Requests of 100 events, round-robin over the consumers' topics (see {@link BenchClient#publishEach}). */
   private static Future<Void> publishAll(BenchClient client, int total, long base, long spreadMs) {
-    AtomicLong claimed = new AtomicLong();
     SplittableRandom random = new SplittableRandom(42);
-    List<Future<Void>> loops = new ArrayList<>();
-    for (int p = 0; p < BenchClient.PUBLISHERS; p++) {
-      Promise<Void> done = Promise.promise();
-      publishLoop(client, total, base, spreadMs, claimed, random, done);
-      loops.add(done.future());
-    }
-    return Future.all(loops).mapEmpty();
-  }
-
-  private static void publishLoop(BenchClient client, int total, long base, long spreadMs, AtomicLong claimed,
-      SplittableRandom random, Promise<Void> done) {
-    long first = claimed.getAndAdd(BenchClient.EVENTS_PER_REQUEST);
-    if (first >= total) {
-      done.complete();
-      return;
-    }
-    JsonArray events = new JsonArray();
-    for (long i = first; i < Math.min(total, first + BenchClient.EVENTS_PER_REQUEST); i++) {
+    return client.publishEach(total, first -> "delay/" + (first / BenchClient.EVENTS_PER_REQUEST) % CONSUMERS, i -> {
       long deliverAt = base + random.nextLong(spreadMs);
-      events.add(new JsonObject().put("payload", new JsonObject().put("due", deliverAt)).put("deliverAt", deliverAt));
-    }
-    String topic = "delay/" + (first / BenchClient.EVENTS_PER_REQUEST) % CONSUMERS;
-    client.call(HttpMethod.POST, "/v1/topics/" + topic + "/events", new JsonObject().put("events", events).toBuffer())
-        .onSuccess(ok -> publishLoop(client, total, base, spreadMs, claimed, random, done))
-        .onFailure(done::tryFail);
+      return new JsonObject().put("payload", new JsonObject().put("due", deliverAt)).put("deliverAt", deliverAt);
+    });
   }
 
   /** Redis' clock in ms. */

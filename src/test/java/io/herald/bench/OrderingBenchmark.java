@@ -9,10 +9,8 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 
 /**
@@ -109,32 +107,10 @@ public final class OrderingBenchmark {
         BenchClient.at(sorted, 99) / 1e6, sorted[sorted.length - 1] / 1e6);
   }
 
-  /** {@link BenchClient#PUBLISHERS} loops of requests of 100 events with their keys. Call on the context. */
+  /** Requests of 100 events with their keys (see {@link BenchClient#publishEach}). */
   private static Future<Void> publishAll(BenchClient client, String topic, int total, LongFunction<String> keyOf) {
-    AtomicLong claimed = new AtomicLong();
     String pad = "x".repeat(BenchClient.PAYLOAD_BYTES - 20);
-    List<Future<Void>> loops = new ArrayList<>();
-    for (int p = 0; p < BenchClient.PUBLISHERS; p++) {
-      Promise<Void> done = Promise.promise();
-      publishLoop(client, topic, total, keyOf, pad, claimed, done);
-      loops.add(done.future());
-    }
-    return Future.all(loops).mapEmpty();
-  }
-
-  private static void publishLoop(BenchClient client, String topic, int total, LongFunction<String> keyOf, String pad,
-      AtomicLong claimed, Promise<Void> done) {
-    long first = claimed.getAndAdd(BenchClient.EVENTS_PER_REQUEST);
-    if (first >= total) {
-      done.complete();
-      return;
-    }
-    JsonArray events = new JsonArray();
-    for (long i = first; i < Math.min(total, first + BenchClient.EVENTS_PER_REQUEST); i++) {
-      events.add(new JsonObject().put("key", keyOf.apply(i)).put("payload", new JsonObject().put("i", i).put("pad", pad)));
-    }
-    client.call(HttpMethod.POST, "/v1/topics/" + topic + "/events", new JsonObject().put("events", events).toBuffer())
-        .onSuccess(ok -> publishLoop(client, topic, total, keyOf, pad, claimed, done))
-        .onFailure(done::tryFail);
+    return client.publishEach(total, first -> topic,
+        i -> new JsonObject().put("key", keyOf.apply(i)).put("payload", new JsonObject().put("i", i).put("pad", pad)));
   }
 }
