@@ -25,6 +25,7 @@ import io.herald.redelivery.DueTimes;
 import io.herald.redelivery.RedeliverySchedulerVerticle;
 import io.herald.store.RedisClock;
 import io.herald.store.RedisStore;
+import io.herald.store.RedisTarget;
 import io.herald.throttle.RateLimiter;
 import io.herald.topic.TopicDirectory;
 import io.herald.ws.WebSocketGateway;
@@ -72,7 +73,12 @@ public final class HeraldNode {
    * @param redisUrl the Redis to use (the configured one, or the embedded one's)
    */
   public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, String redisUrl) {
-    return start(vertx, config, redisUrl, !config.guarded() ? Authenticator.OPEN : new BearerTokens(
+    return start(vertx, config, RedisTarget.standalone(redisUrl));
+  }
+
+  /** As {@link #start(Vertx, HeraldConfig, String)}, on {@code redis}: one server or a sentinel set's primary. */
+  public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, RedisTarget redis) {
+    return start(vertx, config, redis, !config.guarded() ? Authenticator.OPEN : new BearerTokens(
         config.apiKeys().isEmpty() ? null : new ApiKeys(config.apiKeys()),
         config.jwt() == null ? null : new JwtTokens(vertx, config.jwt())));
   }
@@ -80,12 +86,18 @@ public final class HeraldNode {
   /** As {@link #start(Vertx, HeraldConfig, String)}, letting in only whom {@code authenticator} accepts. */
   public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, String redisUrl,
       Authenticator authenticator) {
+    return start(vertx, config, RedisTarget.standalone(redisUrl), authenticator);
+  }
+
+  /** As {@link #start(Vertx, HeraldConfig, RedisTarget)}, letting in only whom {@code authenticator} accepts. */
+  public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, RedisTarget target,
+      Authenticator authenticator) {
     HeraldConfig.RedisConfig redis = config.redis();
     String host = authenticator == Authenticator.OPEN ? OPEN_HOST : config.http().host();
     SpoolLedger ledger = new SpoolLedger(vertx, config.quotas(), redis.timeoutMs());
-    Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, redisUrl, redis.timeoutMs())
+    Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, target, redis.timeoutMs())
         .watchingSpool(ledger::touched);
-    RedisStore nodeStore = RedisStore.pooled(vertx, redisUrl, redis.poolSize(), redis.timeoutMs())
+    RedisStore nodeStore = RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs())
         .watchingSpool(ledger::touched);
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
     ConsumerStore consumers = new ConsumerStore(nodeStore);

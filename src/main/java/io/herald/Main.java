@@ -4,6 +4,7 @@ import io.herald.auth.ApiKey;
 import io.herald.config.ConfigLoader;
 import io.herald.config.HeraldConfig;
 import io.herald.store.RedisProcess;
+import io.herald.store.RedisTarget;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
@@ -50,18 +51,18 @@ public final class Main {
       return;
     }
     RedisProcess embedded = null;
-    String redisUrl = config.redis().url();
-    if (redisUrl == null) {
+    RedisTarget redis = config.redis().target();
+    if (redis == null) {
       HeraldConfig.Embedded settings = config.redis().embedded();
       embedded = RedisProcess.start(RedisProcess.embeddedExecutable(), settings.dataDir(), settings.port(),
           settings.appendfsync());
-      redisUrl = embedded.url();
+      redis = RedisTarget.standalone(embedded.url());
       LOG.log(System.Logger.Level.INFO, "Started the embedded Redis on port " + embedded.port() + ", data in "
           + settings.dataDir().toAbsolutePath() + " (appendfsync " + settings.appendfsync() + ")");
     }
     RedisProcess redisToStop = embedded;
     try {
-      HeraldNode node = HeraldNode.start(vertx, config, redisUrl).await();
+      HeraldNode node = HeraldNode.start(vertx, config, redis).await();
       if (node.open()) {
         LOG.log(System.Logger.Level.WARNING, "No credentials are configured (auth.keys, auth.jwt): Herald is open, so it"
             + " listens on " + node.host() + " only");

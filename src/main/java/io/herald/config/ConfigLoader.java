@@ -9,6 +9,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
 
 /**
@@ -22,7 +23,12 @@ public final class ConfigLoader {
   private static final Map<String, String> ENVIRONMENT = Map.of(
       "HERALD_HTTP_PORT", "http.port",
       "HERALD_REDIS_URL", "redis.url",
+      "HERALD_REDIS_MODE", "redis.mode",
+      "HERALD_REDIS_ENDPOINTS", "redis.endpoints",
+      "HERALD_REDIS_MASTER", "redis.masterName",
       "HERALD_DATA_DIR", "redis.embedded.dataDir");
+  /** Variables that hold comma-separated lists. */
+  private static final String LISTS = "HERALD_REDIS_ENDPOINTS";
 
   private ConfigLoader() {}
 
@@ -59,7 +65,9 @@ public final class ConfigLoader {
           }
           section = section.getJsonObject(keys[i]);
         }
-        section.put(keys[keys.length - 1], typed(value.toString()));
+        section.put(keys[keys.length - 1], variable.equals(LISTS)
+            ? new JsonArray(Arrays.stream(value.toString().split(",")).map(String::trim).filter(v -> !v.isEmpty()).toList())
+            : typed(value.toString()));
       }
     });
     return config;

@@ -5,6 +5,7 @@ import io.herald.auth.JwtSettings;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.TopicName;
 import io.herald.settings.SettingsReader;
+import io.herald.store.RedisTarget;
 import io.herald.topic.TopicSettings;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
@@ -52,18 +53,20 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
       long pingIntervalMs, long pongTimeoutMs, List<String> allowedOrigins, long idleTimeoutMs) {}
 
   /**
-   * @param url       {@code redis://host:port}; null starts the embedded Redis
+   * @param target    the Redis to use: {@code redis.url} (or the one of {@code redis.endpoints}) in
+   *                  standalone mode, the sentinels of {@code redis.endpoints} and {@code
+   *                  redis.masterName} in sentinel mode; null starts the embedded Redis
    * @param poolSize  connections of the node's shared pool (1..1024, default 8); each verticle
    *                  also has one pipelined connection of its own
    * @param timeoutMs a Redis call that takes longer fails (100..60000, default 5000)
-   * @param embedded  the embedded Redis, used when url is null
+   * @param embedded  the embedded Redis, used when target is null
    */
-  public record RedisConfig(String url, int poolSize, long timeoutMs, Embedded embedded) {
+  public record RedisConfig(RedisTarget target, int poolSize, long timeoutMs, Embedded embedded) {
     @Override
     public String toString() {
-      // a Redis URL may carry a password
-      return "RedisConfig[url=" + (url == null ? "embedded" : url.replaceAll("//[^@/]*@", "//***@"))
-          + ", poolSize=" + poolSize + ", timeoutMs=" + timeoutMs + ", embedded=" + embedded + "]";
+      // RedisTarget's text hides passwords
+      return "RedisConfig[target=" + (target == null ? "embedded" : target) + ", poolSize=" + poolSize
+          + ", timeoutMs=" + timeoutMs + ", embedded=" + embedded + "]";
     }
   }
 
@@ -110,6 +113,52 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     return !apiKeys.isEmpty() || jwt != null;
   }
 
+  /**
+   * {@code redis.mode} (standalone, the default, or sentinel; cluster is not supported yet),
+   * {@code redis.url} or {@code redis.endpoints} and {@code redis.masterName}, checked together;
+   * null for the embedded Redis (standalone, no address given).
+   */
+  private static RedisTarget redisTarget(SettingsReader redis) {
+    String mode = redis.oneOf("mode", "standalone", List.of("standalone", "sentinel", "cluster"));
+    String url = redis.text("url", null);
+    if (url != null && !url.startsWith("redis://") && !url.startsWith("rediss://")) {
+      redis.error("url", "must be a redis:// or rediss:// URL");
+    }
+    List<String> endpoints = redis.texts("endpoints", 1, 64, List.of());
+    if (endpoints.stream().anyMatch(e -> !e.startsWith("redis://") && !e.startsWith("rediss://"))) {
+      redis.error("endpoints", "must be redis:// or rediss:// URLs");
+    }
+    String masterName = redis.text("masterName", null);
+    switch (mode) {
+      case "sentinel" -> {
+        if (endpoints.isEmpty()) {
+          redis.error("endpoints", "sentinel mode needs the sentinels' addresses");
+        }
+        if (masterName == null || masterName.isBlank()) {
+          redis.error("masterName", "sentinel mode needs the name the sentinels monitor the primary by");
+        }
+        if (url != null) {
+          redis.error("url", "is for standalone mode; sentinel mode reads endpoints");
+        }
+        return new RedisTarget(RedisTarget.Mode.SENTINEL, endpoints, masterName);
+      }
+      case "cluster" -> {
+        redis.error("mode", "cluster is not supported yet (standalone or sentinel)");
+        return null;
+      }
+      default -> {
+        if (masterName != null) {
+          redis.error("masterName", "is for sentinel mode");
+        }
+        if (endpoints.size() > 1 || (url != null && !endpoints.isEmpty())) {
+          redis.error("endpoints", "standalone mode takes one server: url, or one endpoint");
+        }
+        String server = url != null ? url : endpoints.isEmpty() ? null : endpoints.get(0);
+        return server == null ? null : RedisTarget.standalone(server);
+      }
+    }
+  }
+
   /** Validates the whole tree; throws with every problem found. */
   public static HeraldConfig from(JsonObject json) {
     SettingsReader root = new SettingsReader(json);
@@ -131,10 +180,7 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     http.finish();
 
     SettingsReader redis = root.section("redis");
-    String url = redis.text("url", null);
-    if (url != null && !url.startsWith("redis://") && !url.startsWith("rediss://")) {
-      redis.error("url", "must be a redis:// or rediss:// URL");
-    }
+    RedisTarget target = redisTarget(redis);
     int poolSize = (int) redis.integer("poolSize", 8, 1, 1024);
     long timeoutMs = redis.integer("timeoutMs", 5000, 100, 60_000);
     SettingsReader embedded = redis.section("embedded");
@@ -201,7 +247,7 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     auth.finish();
     root.finish();
     root.failIfErrors();
-    return new HeraldConfig(httpConfig, new RedisConfig(url, poolSize, timeoutMs, embeddedConfig),
+    return new HeraldConfig(httpConfig, new RedisConfig(target, poolSize, timeoutMs, embeddedConfig),
         schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), quotas, publishing, List.copyOf(apiKeys), jwt);
   }
 }

@@ -23,14 +23,15 @@ public final class RedisProcess implements AutoCloseable {
   private final File executable;
   private final Path dataDir;
   private final int port;
-  private final String appendfsync;
+  /** What follows the executable on its command line, the port's placeholder {@code %port} replaced. */
+  private final List<String> arguments;
   private Process process;
 
-  private RedisProcess(File executable, Path dataDir, int port, String appendfsync) {
+  private RedisProcess(File executable, Path dataDir, int port, List<String> arguments) {
     this.executable = executable;
     this.dataDir = dataDir;
     this.port = port;
-    this.appendfsync = appendfsync;
+    this.arguments = arguments.stream().map(a -> a.replace("%port", String.valueOf(port))).toList();
   }
 
   /** The redis-server binary shipped inside the embedded-redis jar. */
@@ -44,7 +45,25 @@ public final class RedisProcess implements AutoCloseable {
 
   /** Starts redis-server on {@code port} (0: a free one) and waits until it answers PING. */
   public static RedisProcess start(File executable, Path dataDir, int port, String appendfsync) {
-    RedisProcess redis = new RedisProcess(executable, dataDir, port == 0 ? freePort() : port, appendfsync);
+    return start(executable, dataDir, port, appendfsync, List.of());
+  }
+
+  /** As {@link #start(File, Path, int, String)}, with more options (e.g. {@code --replicaof host port}). */
+  public static RedisProcess start(File executable, Path dataDir, int port, String appendfsync, List<String> more) {
+    List<String> arguments = new ArrayList<>(List.of("--port", "%port", "--bind", "127.0.0.1",
+        "--dir", dataDir.toAbsolutePath().toString(), "--appendonly", "yes", "--appendfsync", appendfsync,
+        "--save", "", "--protected-mode", "no", "--daemonize", "no"));
+    arguments.addAll(more);
+    return startWith(executable, dataDir, port, arguments);
+  }
+
+  /**
+   * Starts redis-server with exactly {@code arguments} ({@code %port} standing for the port, 0: a
+   * free one), e.g. a sentinel's configuration file and {@code --sentinel}, and waits until it
+   * answers PING.
+   */
+  public static RedisProcess startWith(File executable, Path dataDir, int port, List<String> arguments) {
+    RedisProcess redis = new RedisProcess(executable, dataDir, port == 0 ? freePort() : port, arguments);
     redis.start();
     return redis;
   }
@@ -65,10 +84,8 @@ public final class RedisProcess implements AutoCloseable {
   public synchronized void start() {
     try {
       Files.createDirectories(dataDir);
-      List<String> command = new ArrayList<>(List.of(executable.getAbsolutePath(),
-          "--port", String.valueOf(port), "--bind", "127.0.0.1", "--dir", dataDir.toAbsolutePath().toString(),
-          "--appendonly", "yes", "--appendfsync", appendfsync, "--save", "", "--protected-mode", "no",
-          "--daemonize", "no"));
+      List<String> command = new ArrayList<>(List.of(executable.getAbsolutePath()));
+      command.addAll(arguments);
       process = new ProcessBuilder(command)
           .redirectErrorStream(true)
           .redirectOutput(dataDir.resolve("redis.log").toFile())
@@ -142,7 +159,8 @@ public final class RedisProcess implements AutoCloseable {
     }
   }
 
-  private static int freePort() {
+  /** A port no one listens on now. */
+  public static int freePort() {
     try (ServerSocket socket = new ServerSocket(0)) {
       socket.setReuseAddress(true);
       return socket.getLocalPort();

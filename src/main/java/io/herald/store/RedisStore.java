@@ -29,7 +29,7 @@ import java.util.concurrent.TimeoutException;
 public final class RedisStore {
   private final Vertx vertx;
   private final RedisOptions options;
-  private Redis client;
+  private volatile Redis client;
   private final long timeoutMs;
   private final boolean pipelined;
   private Future<RedisConnection> connection;
@@ -37,9 +37,8 @@ public final class RedisStore {
   /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
   private volatile boolean noFunctions;
 
-  private RedisStore(Vertx vertx, String url, int poolSize, long timeoutMs, boolean pipelined) {
-    RedisOptions options = new RedisOptions()
-        .setConnectionString(url)
+  private RedisStore(Vertx vertx, RedisTarget target, int poolSize, long timeoutMs, boolean pipelined) {
+    RedisOptions options = target.options()
         .setMaxPoolSize(poolSize)
         .setMaxPoolWaiting(poolSize * 256)
         .setMaxWaitingHandlers(4096)
@@ -55,13 +54,18 @@ public final class RedisStore {
   }
 
   /** A store for one verticle: all its commands pipelined on one connection. */
+  public static RedisStore pipelined(Vertx vertx, RedisTarget target, long timeoutMs) {
+    return new RedisStore(vertx, target, 1, timeoutMs, true);
+  }
+
+  /** A pipelined store of one Redis server. */
   public static RedisStore pipelined(Vertx vertx, String url, long timeoutMs) {
-    return new RedisStore(vertx, url, 1, timeoutMs, true);
+    return pipelined(vertx, RedisTarget.standalone(url), timeoutMs);
   }
 
   /** A store that may be used from any thread: pooled connections. */
-  public static RedisStore pooled(Vertx vertx, String url, int poolSize, long timeoutMs) {
-    return new RedisStore(vertx, url, poolSize, timeoutMs, false);
+  public static RedisStore pooled(Vertx vertx, RedisTarget target, int poolSize, long timeoutMs) {
+    return new RedisStore(vertx, target, poolSize, timeoutMs, false);
   }
 
   /**
@@ -75,18 +79,43 @@ public final class RedisStore {
 
   public Future<Response> send(Request request) {
     if (!pipelined) {
-      return client.send(request).timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(RedisStore::toStoreFailure);
+      Redis used = client;
+      return used.send(request).timeout(timeoutMs, TimeUnit.MILLISECONDS)
+          .onFailure(failure -> {
+            if (demoted(failure)) {
+              renew(used);
+            }
+          })
+          .recover(RedisStore::toStoreFailure);
     }
     Future<RedisConnection> used = connection();
     return used.compose(c -> c.send(request))
         .timeout(timeoutMs, TimeUnit.MILLISECONDS)
         .onFailure(failure -> {
-          // a Redis that stopped answering may never close the socket: start over on a new one
-          if (failure instanceof TimeoutException && used.succeeded()) {
+          // a Redis that stopped answering may never close the socket: start over on a new one;
+          // so with one that became a replica (a failover): the next connect finds the primary
+          if ((failure instanceof TimeoutException || demoted(failure)) && used.succeeded()) {
             drop(used);
           }
         })
         .recover(RedisStore::toStoreFailure);
+  }
+
+  /**
+   * Redis refused a write because it is a replica now: the primary moved. A sentinel's failover
+   * closes the demoted primary's client connections itself, but a connection opened to it before
+   * the sentinels reconfigured it (or one they could not reach, in a partition) stays open.
+   */
+  private static boolean demoted(Throwable failure) {
+    return replyStarts(failure, "READONLY");
+  }
+
+  /** Replaces the pooled client {@code used}, whose connections reach a demoted primary. */
+  private void renew(Redis used) {
+    if (client == used) {
+      client = Redis.createClient(vertx, options);
+      used.close();
+    }
   }
 
   private Future<RedisConnection> connection() {

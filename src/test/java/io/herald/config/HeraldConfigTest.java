@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.settings.InvalidSettingsException;
 import io.herald.settings.SettingError;
+import io.herald.store.RedisTarget;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,7 +23,7 @@ class HeraldConfigTest {
     assertEquals(8080, config.http().port());
     assertEquals(16L << 20, config.http().maxBodyBytes());
     assertEquals(1L << 20, config.http().maxEventBytes());
-    assertNull(config.redis().url());
+    assertNull(config.redis().target());
     assertEquals(Path.of("./data"), config.redis().embedded().dataDir());
     assertTrue(config.consumers().isEmpty());
   }
@@ -64,7 +65,7 @@ class HeraldConfigTest {
         .put("HERALD_DATA_DIR", "/var/lib/herald");
     HeraldConfig config = HeraldConfig.from(ConfigLoader.applyEnvironment(merged));
     assertEquals(9090, config.http().port());
-    assertEquals("redis://10.0.0.1:6379", config.redis().url());
+    assertEquals(RedisTarget.standalone("redis://10.0.0.1:6379"), config.redis().target());
     assertEquals(Path.of("/var/lib/herald"), config.redis().embedded().dataDir());
   }
 
@@ -73,6 +74,61 @@ class HeraldConfigTest {
   void hidesRedisPassword() {
     HeraldConfig config = HeraldConfig.from(new JsonObject().put("redis",
         new JsonObject().put("url", "redis://user:s3cret@redis:6379")));
+    assertTrue(!config.redis().toString().contains("s3cret"), config.redis().toString());
+  }
+
+  @Test
+  @DisplayName("redis.mode sentinel reads the sentinels from endpoints and the primary's name from masterName")
+  void sentinelMode() {
+    HeraldConfig config = HeraldConfig.from(new JsonObject().put("redis", new JsonObject().put("mode", "sentinel")
+        .put("endpoints", List.of("redis://10.0.0.1:26379", "redis://10.0.0.2:26379")).put("masterName", "herald")));
+    assertEquals(new RedisTarget(RedisTarget.Mode.SENTINEL, List.of("redis://10.0.0.1:26379", "redis://10.0.0.2:26379"),
+        "herald"), config.redis().target());
+    HeraldConfig single = HeraldConfig.from(new JsonObject().put("redis", new JsonObject()
+        .put("endpoints", List.of("redis://10.0.0.1:6379"))));
+    assertEquals(RedisTarget.standalone("redis://10.0.0.1:6379"), single.redis().target(), "standalone: one endpoint");
+  }
+
+  @Test
+  @DisplayName("redis settings that do not fit their mode are refused naming the field; cluster is refused until supported")
+  void badRedisModes() {
+    List<String> sentinel = fields(new JsonObject().put("mode", "sentinel").put("url", "redis://x:1"));
+    assertEquals(List.of("redis.endpoints", "redis.masterName", "redis.url"), sentinel);
+    assertEquals(List.of("redis.mode"), fields(new JsonObject().put("mode", "cluster")
+        .put("endpoints", List.of("redis://x:1"))));
+    assertEquals(List.of("redis.masterName", "redis.endpoints"), fields(new JsonObject().put("masterName", "m")
+        .put("endpoints", List.of("redis://x:1", "redis://y:1"))));
+    assertEquals(List.of("redis.endpoints"), fields(new JsonObject().put("mode", "sentinel")
+        .put("endpoints", List.of("x:26379")).put("masterName", "m")));
+    assertEquals(List.of("redis.mode"), fields(new JsonObject().put("mode", "replicated")));
+  }
+
+  private static List<String> fields(JsonObject redis) {
+    InvalidSettingsException e = assertThrows(InvalidSettingsException.class,
+        () -> HeraldConfig.from(new JsonObject().put("redis", redis)));
+    return e.errors().stream().map(SettingError::field).toList();
+  }
+
+  @Test
+  @DisplayName("HERALD_REDIS_MODE, HERALD_REDIS_ENDPOINTS (comma-separated) and HERALD_REDIS_MASTER override the file")
+  void sentinelFromEnvironment() {
+    JsonObject merged = new JsonObject()
+        .put("redis", new JsonObject().put("url", "redis://ignored:1").put("mode", "standalone"))
+        .put("HERALD_REDIS_MODE", "sentinel")
+        .put("HERALD_REDIS_ENDPOINTS", "redis://s1:26379, redis://s2:26379,redis://s3:26379")
+        .put("HERALD_REDIS_MASTER", "herald");
+    JsonObject applied = ConfigLoader.applyEnvironment(merged);
+    applied.getJsonObject("redis").remove("url");
+    assertEquals(new RedisTarget(RedisTarget.Mode.SENTINEL,
+        List.of("redis://s1:26379", "redis://s2:26379", "redis://s3:26379"), "herald"),
+        HeraldConfig.from(applied).redis().target());
+  }
+
+  @Test
+  @DisplayName("a sentinel's password never shows in the configuration's text")
+  void hidesSentinelPasswords() {
+    HeraldConfig config = HeraldConfig.from(new JsonObject().put("redis", new JsonObject().put("mode", "sentinel")
+        .put("endpoints", List.of("redis://:s3cret@s1:26379")).put("masterName", "herald")));
     assertTrue(!config.redis().toString().contains("s3cret"), config.redis().toString());
   }
 }

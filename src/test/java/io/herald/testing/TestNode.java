@@ -31,22 +31,30 @@ public final class TestNode implements AutoCloseable {
     return start(redis, config, null);
   }
 
+  /** A node whose configuration names its Redis ({@code redis.url}, or {@code redis.endpoints}). */
+  public static TestNode start(JsonObject config) {
+    return start(null, config, null);
+  }
+
   /** A node that lets in only whom {@code authenticator} accepts (null: as the configuration says). */
   public static TestNode start(TestRedis redis, JsonObject config, Authenticator authenticator) {
     JsonObject tree = config.copy();
     JsonObject http = tree.getJsonObject("http", new JsonObject()).copy().put("port", 0);
     tree.put("http", http.put("instances", http.getInteger("instances", 2)));
-    // the test's Redis, unless the test points the node elsewhere (e.g. through a proxy)
-    String url = tree.getJsonObject("redis", new JsonObject()).getString("url", redis.url());
-    tree.put("redis", tree.getJsonObject("redis", new JsonObject()).copy().put("url", url).put("timeoutMs", 1000));
+    // the test's Redis, unless the test points the node elsewhere (e.g. through a proxy, or sentinels)
+    JsonObject redisTree = tree.getJsonObject("redis", new JsonObject()).copy().put("timeoutMs", 1000);
+    if (!redisTree.containsKey("endpoints") && !redisTree.containsKey("url")) {
+      redisTree.put("url", redis.url());
+    }
+    tree.put("redis", redisTree);
     tree.put("scheduler", tree.getJsonObject("scheduler", new JsonObject()).copy().put("tickMs", 10));
     Vertx vertx = Vertx.vertx();
     List<Throwable> uncaught = new CopyOnWriteArrayList<>();
     vertx.exceptionHandler(uncaught::add);
     try {
       HeraldConfig parsed = HeraldConfig.from(tree);
-      HeraldNode node = (authenticator == null ? HeraldNode.start(vertx, parsed, url)
-          : HeraldNode.start(vertx, parsed, url, authenticator)).await();
+      HeraldNode node = (authenticator == null ? HeraldNode.start(vertx, parsed, parsed.redis().target())
+          : HeraldNode.start(vertx, parsed, parsed.redis().target(), authenticator)).await();
       return new TestNode(vertx, node, uncaught);
     } catch (RuntimeException e) {
       vertx.close().await();

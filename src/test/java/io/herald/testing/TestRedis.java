@@ -45,7 +45,7 @@ public final class TestRedis implements AutoCloseable {
     }
   }
 
-  private static File executable() {
+  static File executable() {
     String path = System.getenv().getOrDefault("PATH", "");
     return Stream.of(path.split(File.pathSeparator))
         .map(dir -> new File(dir, "redis-server"))

@@ -1,0 +1,118 @@
+package io.herald.store;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.herald.testing.Http.Reply;
+import io.herald.testing.TestNode;
+import io.herald.testing.TestSentinels;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.IntSupplier;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * redis.mode sentinel: nodes find the primary through the sentinels, and find the new one by
+ * themselves after a failover, without a restart.
+ */
+@Timeout(180)
+class SentinelIT {
+  private static final String TOPIC = "orders";
+
+  private static JsonObject config(TestSentinels set) {
+    return new JsonObject().put("redis", new JsonObject().put("mode", "sentinel")
+        .put("endpoints", set.endpoints()).put("masterName", TestSentinels.MASTER));
+  }
+
+  @Test
+  @DisplayName("a failover (the primary demoted to a replica) is followed by both nodes within seconds; nothing replicated is lost")
+  void followsAFailover() {
+    runThrough(TestSentinels.start(), TestSentinels::failover);
+  }
+
+  @Test
+  @DisplayName("on Redis 6.2 (no functions: scripts go by SHA, and are sent again to the new primary) a failover is followed too")
+  void followsAFailoverOnRedis62() {
+    runThrough(TestSentinels.start(RedisProcess.embeddedExecutable()), TestSentinels::failover);
+  }
+
+  @Test
+  @DisplayName("a crash of the primary (kill -9) is followed once the sentinels promote a replica; nothing replicated is lost")
+  void followsACrashedPrimary() {
+    runThrough(TestSentinels.start(), TestSentinels::killPrimary);
+  }
+
+  private interface Failure {
+    int strike(TestSentinels set);
+  }
+
+  private static void runThrough(TestSentinels sentinels, Failure failure) {
+    try (TestSentinels set = sentinels;
+        TestNode a = TestNode.start(config(set));
+        TestNode b = TestNode.start(config(set))) {
+      assertEquals(201, a.http().putConsumer("billing", new JsonObject().put("topics", new JsonArray().add(TOPIC))
+          .put("maxPollRecords", 100)).status());
+      Set<Object> confirmed = new HashSet<>();
+      for (int i = 0; i < 20; i++) {
+        TestNode node = i % 2 == 0 ? a : b;
+        Reply published = node.http().publish(TOPIC, new JsonObject().put("payload", "before-" + i));
+        assertEquals(200, published.status(), published.body());
+        confirmed.add("before-" + i);
+      }
+      Set<Object> received = new HashSet<>(take(b, 10));
+      set.awaitReplicated();
+
+      int old = set.primaryPort();
+      long struck = System.nanoTime();
+      int promoted = failure.strike(set);
+      assertNotEquals(old, promoted);
+      // each node publishes again by itself: the first confirmed publish after the failure
+      long[] followedMs = new long[2];
+      for (int n = 0; n < 2; n++) {
+        TestNode node = n == 0 ? a : b;
+        int index = n;
+        IntSupplier attempt = () -> {
+          String payload = "after-" + index + "-" + System.nanoTime();
+          Reply published = node.http().publish(TOPIC, new JsonObject().put("payload", payload));
+          if (published.status() == 200) {
+            confirmed.add(payload);
+          }
+          return published.status();
+        };
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> attempt.getAsInt() == 200);
+        followedMs[n] = (System.nanoTime() - struck) / 1_000_000;
+      }
+      System.out.printf("sentinel failover followed by the nodes %d ms and %d ms after it began%n", followedMs[0],
+          followedMs[1]);
+
+      // polls and acks go on on the new primary: everything confirmed is there
+      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        received.addAll(take(a, 100));
+        return received.containsAll(confirmed);
+      });
+      assertTrue(received.containsAll(confirmed));
+    }
+  }
+
+  /** One poll of up to {@code max} events and their ack; the payloads (none when the poll failed). */
+  private static Set<Object> take(TestNode node, int max) {
+    Reply poll = node.http().poll("billing", new JsonObject().put("maxEvents", max));
+    Set<Object> payloads = new HashSet<>();
+    if (poll.status() != 200) {
+      return payloads;
+    }
+    poll.events().forEach(e -> payloads.add(((JsonObject) e).getValue("payload")));
+    if (!poll.ackIds().isEmpty()) {
+      // an ack that fails leaves the events to come back at their deadlines: they were received
+      node.http().ack("billing", poll.ackIds().toArray(String[]::new));
+    }
+    return payloads;
+  }
+}
