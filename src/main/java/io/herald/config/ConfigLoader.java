@@ -10,6 +10,7 @@ import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -29,6 +30,10 @@ public final class ConfigLoader {
       "HERALD_DATA_DIR", "redis.embedded.dataDir");
   /** Variables that hold comma-separated lists. */
   private static final String LISTS = "HERALD_REDIS_ENDPOINTS";
+  /** Variables that hold numbers (the others are text, whatever they look like). */
+  private static final String NUMBERS = "HERALD_HTTP_PORT";
+  private static final List<String> SENTINEL_VARIABLES = List.of("HERALD_REDIS_MODE", "HERALD_REDIS_ENDPOINTS",
+      "HERALD_REDIS_MASTER");
 
   private ConfigLoader() {}
 
@@ -54,6 +59,18 @@ public final class ConfigLoader {
 
   static JsonObject applyEnvironment(JsonObject merged) {
     JsonObject config = merged.copy();
+    // an environment that names sentinels replaces the file's standalone server (and the other way round)
+    JsonObject fileRedis = config.getJsonObject("redis");
+    if (fileRedis != null) {
+      if (SENTINEL_VARIABLES.stream().anyMatch(config::containsKey)) {
+        fileRedis.remove("url");
+      }
+      if (config.containsKey("HERALD_REDIS_URL")) {
+        fileRedis.remove("mode");
+        fileRedis.remove("endpoints");
+        fileRedis.remove("masterName");
+      }
+    }
     ENVIRONMENT.forEach((variable, path) -> {
       Object value = config.remove(variable);
       if (value != null) {
@@ -67,7 +84,7 @@ public final class ConfigLoader {
         }
         section.put(keys[keys.length - 1], variable.equals(LISTS)
             ? new JsonArray(Arrays.stream(value.toString().split(",")).map(String::trim).filter(v -> !v.isEmpty()).toList())
-            : typed(value.toString()));
+            : variable.equals(NUMBERS) ? typed(value.toString()) : value.toString());
       }
     });
     return config;

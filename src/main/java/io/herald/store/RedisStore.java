@@ -13,8 +13,9 @@ import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * The gateway's only way to Redis: calls that time out instead of hanging, failures as
@@ -29,7 +30,9 @@ import java.util.concurrent.TimeoutException;
 public final class RedisStore {
   private final Vertx vertx;
   private final RedisOptions options;
-  private volatile Redis client;
+  /** Replaced whole when its connections reach the wrong server (see {@link #replace}). */
+  private final AtomicReference<Redis> client = new AtomicReference<>();
+  private volatile boolean closed;
   private final long timeoutMs;
   private final boolean pipelined;
   private Future<RedisConnection> connection;
@@ -48,7 +51,7 @@ public final class RedisStore {
             .setTcpKeepAlive(true));
     this.vertx = vertx;
     this.options = options;
-    this.client = Redis.createClient(vertx, options);
+    this.client.set(Redis.createClient(vertx, options));
     this.timeoutMs = timeoutMs;
     this.pipelined = pipelined;
   }
@@ -79,11 +82,11 @@ public final class RedisStore {
 
   public Future<Response> send(Request request) {
     if (!pipelined) {
-      Redis used = client;
+      Redis used = client.get();
       return used.send(request).timeout(timeoutMs, TimeUnit.MILLISECONDS)
           .onFailure(failure -> {
             if (demoted(failure)) {
-              renew(used);
+              replace(used);
             }
           })
           .recover(RedisStore::toStoreFailure);
@@ -102,25 +105,35 @@ public final class RedisStore {
   }
 
   /**
-   * Redis refused a write because it is a replica now: the primary moved. A sentinel's failover
-   * closes the demoted primary's client connections itself, but a connection opened to it before
-   * the sentinels reconfigured it (or one they could not reach, in a partition) stays open.
+   * Redis refused a write because it is no primary (any more), or a primary cut off from its
+   * replicas (min-replicas-to-write): the next connection should find the primary anew. A
+   * sentinel's failover closes the demoted primary's client connections itself, but a connection
+   * opened to it before the sentinels reconfigured it stays open. Redis before 7 wraps a script's
+   * refusal in its script error, hence the search inside the message.
    */
   private static boolean demoted(Throwable failure) {
-    return replyStarts(failure, "READONLY");
+    Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
+    String message = String.valueOf(cause.getMessage());
+    return message.startsWith("READONLY") || message.contains("-READONLY ") || message.startsWith("NOREPLICAS");
   }
 
-  /** Replaces the pooled client {@code used}, whose connections reach a demoted primary. */
-  private void renew(Redis used) {
-    if (client == used) {
-      client = Redis.createClient(vertx, options);
-      used.close();
+  /**
+   * Puts a new client in the place of {@code used} (once, whoever else saw it fail too), and closes
+   * {@code used} only after a call's timeout, so that its commands in flight end as they would
+   * have instead of failing with its sockets.
+   */
+  private void replace(Redis used) {
+    Redis fresh = Redis.createClient(vertx, options);
+    if (closed || !client.compareAndSet(used, fresh)) {
+      fresh.close();
+      return;
     }
+    vertx.setTimer(timeoutMs, t -> used.close());
   }
 
   private Future<RedisConnection> connection() {
     if (connection == null || connection.failed()) {
-      Future<RedisConnection> opening = client.connect();
+      Future<RedisConnection> opening = client.get().connect();
       connection = opening;
       opening.onSuccess(c -> {
         c.exceptionHandler(failure -> drop(opening));
@@ -138,8 +151,7 @@ public final class RedisStore {
   private void drop(Future<RedisConnection> broken) {
     if (connection == broken) {
       connection = null;
-      client.close();
-      client = Redis.createClient(vertx, options);
+      replace(client.get());
     }
   }
 
@@ -209,14 +221,15 @@ public final class RedisStore {
 
   /** A connection of its own, for SUBSCRIBE; the caller owns it and reconnects when it ends. */
   public Future<RedisConnection> connect() {
-    return client.connect().timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(RedisStore::toStoreFailure);
+    return client.get().connect().timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(RedisStore::toStoreFailure);
   }
 
   public Future<Void> close() {
     if (connection != null && connection.succeeded()) {
       connection.result().close();
     }
-    return client.close();
+    closed = true;
+    return client.get().close();
   }
 
   /**
@@ -252,7 +265,8 @@ public final class RedisStore {
       // memory, a replica, busy): nothing was done, try again later. Any other error reply is a
       // command or script that failed inside Redis.
       String message = String.valueOf(failure.getMessage());
-      boolean refused = REFUSALS.stream().anyMatch(message::startsWith);
+      // (a script refused by a replica, before Redis 7, reports it inside its error: it wrote nothing)
+      boolean refused = REFUSALS.stream().anyMatch(message::startsWith) || message.contains("-READONLY ");
       return Future.failedFuture(new StoreException("Redis: " + message, !refused, !refused, failure));
     }
     boolean sent = !VertxInternals.isNotConnected(failure);

@@ -28,7 +28,8 @@ public record RedisTarget(Mode mode, List<String> endpoints, String masterName) 
   RedisOptions options() {
     RedisOptions options = new RedisOptions().setEndpoints(endpoints);
     if (mode == Mode.SENTINEL) {
-      // the client asks the sentinels for the primary on each connect
+      // a client asks the sentinels for the primary when it connects (and keeps the answer a
+      // second); RedisStore replaces its client when a connection reaches a server no longer primary
       options.setType(RedisClientType.SENTINEL).setMasterName(masterName).setRole(RedisRole.MASTER);
     }
     return options;

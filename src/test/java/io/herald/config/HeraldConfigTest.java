@@ -110,18 +110,23 @@ class HeraldConfigTest {
   }
 
   @Test
-  @DisplayName("HERALD_REDIS_MODE, HERALD_REDIS_ENDPOINTS (comma-separated) and HERALD_REDIS_MASTER override the file")
+  @DisplayName("HERALD_REDIS_MODE, HERALD_REDIS_ENDPOINTS (comma-separated) and HERALD_REDIS_MASTER override the file, its url included; HERALD_REDIS_URL overrides its sentinels")
   void sentinelFromEnvironment() {
     JsonObject merged = new JsonObject()
         .put("redis", new JsonObject().put("url", "redis://ignored:1").put("mode", "standalone"))
         .put("HERALD_REDIS_MODE", "sentinel")
         .put("HERALD_REDIS_ENDPOINTS", "redis://s1:26379, redis://s2:26379,redis://s3:26379")
-        .put("HERALD_REDIS_MASTER", "herald");
-    JsonObject applied = ConfigLoader.applyEnvironment(merged);
-    applied.getJsonObject("redis").remove("url");
+        .put("HERALD_REDIS_MASTER", "7");
     assertEquals(new RedisTarget(RedisTarget.Mode.SENTINEL,
-        List.of("redis://s1:26379", "redis://s2:26379", "redis://s3:26379"), "herald"),
-        HeraldConfig.from(applied).redis().target());
+        List.of("redis://s1:26379", "redis://s2:26379", "redis://s3:26379"), "7"),
+        HeraldConfig.from(ConfigLoader.applyEnvironment(merged)).redis().target(),
+        "the file's url gives way; a master name of digits stays a name");
+    JsonObject standalone = new JsonObject()
+        .put("redis", new JsonObject().put("mode", "sentinel").put("endpoints", List.of("redis://s1:26379"))
+            .put("masterName", "herald"))
+        .put("HERALD_REDIS_URL", "redis://10.0.0.1:6379");
+    assertEquals(RedisTarget.standalone("redis://10.0.0.1:6379"),
+        HeraldConfig.from(ConfigLoader.applyEnvironment(standalone)).redis().target());
   }
 
   @Test

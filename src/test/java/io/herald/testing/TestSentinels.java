@@ -40,8 +40,13 @@ public final class TestSentinels implements AutoCloseable {
 
   /** As {@link #start()}, every process run by {@code executable} (e.g. the embedded Redis 6.2). */
   public static TestSentinels start(File executable) {
+    TestSentinels set;
     try {
-      TestSentinels set = new TestSentinels(Files.createTempDirectory("herald-sentinels-"));
+      set = new TestSentinels(Files.createTempDirectory("herald-sentinels-"));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    try {
       RedisProcess primary = RedisProcess.start(executable, set.root.resolve("primary"), 0, "everysec");
       set.servers.put(primary.port(), primary);
       for (int r = 1; r <= 2; r++) {
@@ -68,8 +73,10 @@ public final class TestSentinels implements AutoCloseable {
           set.sentinels.stream().allMatch(s -> RedisCli.send(s.url(),
               Request.cmd(Command.SENTINEL).arg("REPLICAS").arg(MASTER)).size() == 2));
       return set;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    } catch (IOException | RuntimeException e) {
+      // no redis-server outlives a set that did not start
+      set.close();
+      throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
     }
   }
 
@@ -123,7 +130,7 @@ public final class TestSentinels implements AutoCloseable {
   }
 
   private int awaitNewPrimary(int old) {
-    Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+    Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
         .until(() -> primaryPort() != old
             && RedisCli.send(primaryUrl(), Request.cmd(Command.ROLE)).get(0).toString().equals("master"));
     return primaryPort();
