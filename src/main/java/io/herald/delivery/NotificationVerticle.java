@@ -11,6 +11,7 @@ import io.vertx.redis.client.Command;
 import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -24,6 +25,11 @@ public final class NotificationVerticle extends VerticleBase {
   private static final long RETRY_MS = 500;
   /** A full reload now and then, in case an announcement was lost on the way. */
   private static final long FULL_RELOAD_MS = 30_000;
+  /**
+   * How often the subscription is pinged, and how soon it must answer: a Redis host that vanished
+   * (power, partition) closes no socket, and a silent subscription would miss every wake-up.
+   */
+  private static final long PING_MS = 2_000;
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
@@ -33,6 +39,7 @@ public final class NotificationVerticle extends VerticleBase {
   private RedisConnection connection;
   private boolean stopping;
   private boolean retrying;
+  private long pinging = -1;
 
   public NotificationVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
       String node) {
@@ -63,7 +70,24 @@ public final class NotificationVerticle extends VerticleBase {
       conn.exceptionHandler(failure -> resubscribeLater());
       conn.endHandler(ended -> resubscribeLater());
       return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(Keys.THROTTLE_CHANNEL).arg(Keys.ADMIN_CHANNEL)
-          .arg(Keys.ROOM_CHANNEL)).mapEmpty();
+          .arg(Keys.ROOM_CHANNEL)).onSuccess(subscribed -> watch(conn)).mapEmpty();
+    });
+  }
+
+  /** Pings the subscribed connection until it is replaced; one that does not answer in time is. */
+  private void watch(RedisConnection conn) {
+    vertx.cancelTimer(pinging);
+    pinging = vertx.setPeriodic(PING_MS, t -> {
+      if (connection != conn) {
+        vertx.cancelTimer(t);
+        return;
+      }
+      conn.send(Request.cmd(Command.PING)).timeout(PING_MS, TimeUnit.MILLISECONDS).onFailure(failure -> {
+        if (connection == conn) {
+          LOG.log(System.Logger.Level.WARNING, "Redis subscription did not answer a ping: " + failure.getMessage());
+          resubscribeLater();
+        }
+      });
     });
   }
 
