@@ -133,6 +133,9 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
       case "sentinel" -> {
         if (endpoints.isEmpty()) {
           redis.error("endpoints", "sentinel mode needs the sentinels' addresses");
+        } else if (endpoints.stream().anyMatch(e -> e.matches("rediss?://.*") && !e.matches("rediss?://[^/]*:\\d+/?"))) {
+          // without one the client would try 6379, a data node's port: sentinels listen on 26379
+          redis.error("endpoints", "each sentinel's address must name its port (sentinels usually listen on 26379)");
         }
         if (masterName == null || masterName.isBlank()) {
           redis.error("masterName", "sentinel mode needs the name the sentinels monitor the primary by");

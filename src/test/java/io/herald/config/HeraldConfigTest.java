@@ -101,6 +101,8 @@ class HeraldConfigTest {
     assertEquals(List.of("redis.endpoints"), fields(new JsonObject().put("mode", "sentinel")
         .put("endpoints", List.of("x:26379")).put("masterName", "m")));
     assertEquals(List.of("redis.mode"), fields(new JsonObject().put("mode", "replicated")));
+    assertEquals(List.of("redis.endpoints"), fields(new JsonObject().put("mode", "sentinel")
+        .put("endpoints", List.of("redis://s1:26379", "redis://s2")).put("masterName", "m")));
   }
 
   private static List<String> fields(JsonObject redis) {
