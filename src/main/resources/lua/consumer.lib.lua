@@ -527,13 +527,20 @@ local function release_key(id, place)
   release_keys({id}, {place or redis.call('HGET', K.keyof, id)})
 end
 
+-- The eventId of the holder an event waits behind (its turn has not come), else nil.
+local function holder_ahead(id)
+  if not uses_ordering() then return nil end
+  local place = redis.call('HGET', K.keyof, id)
+  local holder = place and redis.call('HGET', K.holders, (place_parts(place)))
+  if holder and holder ~= id then return holder end
+  return nil
+end
+
 -- Whether the event, spooled and not handed out, is not in the backlog's list but waits its turn:
 -- behind its key's holder, or in K.ready.
 local function waits_for_turn(id)
   if not uses_ordering() then return false end
-  if redis.call('ZSCORE', K.ready, id) then return true end
-  local place = redis.call('HGET', K.keyof, id)
-  return place and redis.call('HGET', K.holders, (place_parts(place))) ~= id
+  return redis.call('ZSCORE', K.ready, id) ~= false or holder_ahead(id) ~= nil
 end
 
 -- With ordering switched off, the events still waiting behind a holder leave their lines, a bounded

@@ -41,9 +41,6 @@ local result = {state}
 for _, entry in ipairs(entries) do
   table.insert(result, entry)
 end
-local place = uses_ordering() and redis.call('HGET', K.keyof, id)
-if place and not redis.call('ZSCORE', K.ready, id) then
-  local holder = redis.call('HGET', K.holders, (place_parts(place)))
-  if holder and holder ~= id then table.insert(result, 'K ' .. now_ms() .. ' ' .. holder) end
-end
+local holder = holder_ahead(id)
+if holder then table.insert(result, 'K ' .. now_ms() .. ' ' .. holder) end
 return result
