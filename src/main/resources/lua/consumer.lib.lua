@@ -443,7 +443,7 @@ local function key_joins(keys)
     end
   end
   for i, holder in ipairs(hmget(K.holders, distinct)) do
-    held[distinct[i]] = holder ~= false
+    held[distinct[i]] = holder and true or false
   end
   local places, holders, behind = {}, {}, {}
   return {
@@ -540,7 +540,8 @@ end
 -- behind its key's holder, or in K.ready.
 local function waits_for_turn(id)
   if not uses_ordering() then return false end
-  return redis.call('ZSCORE', K.ready, id) ~= false or holder_ahead(id) ~= nil
+  if redis.call('ZSCORE', K.ready, id) then return true end
+  return holder_ahead(id) ~= nil
 end
 
 -- With ordering switched off, the events still waiting behind a holder leave their lines, a bounded
