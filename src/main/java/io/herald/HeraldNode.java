@@ -96,9 +96,9 @@ public final class HeraldNode {
     String host = authenticator == Authenticator.OPEN ? OPEN_HOST : config.http().host();
     SpoolLedger ledger = new SpoolLedger(vertx, config.quotas(), redis.timeoutMs());
     Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, target, redis.timeoutMs())
-        .watchingSpool(ledger::touched);
+        .watchingSpool(ledger::touched).waitingForReplicas(redis.replicaWait());
     RedisStore nodeStore = RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs())
-        .watchingSpool(ledger::touched);
+        .watchingSpool(ledger::touched).waitingForReplicas(redis.replicaWait());
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
     ConsumerStore consumers = new ConsumerStore(nodeStore);
     TopicDirectory topics = new TopicDirectory(nodeStore);

@@ -6,6 +6,7 @@ import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.TopicName;
 import io.herald.settings.SettingsReader;
 import io.herald.store.RedisTarget;
+import io.herald.store.ReplicaWait;
 import io.herald.topic.TopicSettings;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
@@ -59,14 +60,18 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    * @param poolSize  connections of the node's shared pool (1..1024, default 8); each verticle
    *                  also has one pipelined connection of its own
    * @param timeoutMs a Redis call that takes longer fails (100..60000, default 5000)
+   * @param replicaWait {@code redis.waitReplicas} (0..16, default 0) replicas must have taken a
+   *                  publish's or a settlement's writes before it is confirmed, waiting at most
+   *                  {@code redis.waitTimeoutMs} (1..timeoutMs - 1, default 1000) for them
    * @param embedded  the embedded Redis, used when target is null
    */
-  public record RedisConfig(RedisTarget target, int poolSize, long timeoutMs, Embedded embedded) {
+  public record RedisConfig(RedisTarget target, int poolSize, long timeoutMs, ReplicaWait replicaWait,
+      Embedded embedded) {
     @Override
     public String toString() {
       // RedisTarget's text hides passwords
       return "RedisConfig[target=" + (target == null ? "embedded" : target) + ", poolSize=" + poolSize
-          + ", timeoutMs=" + timeoutMs + ", embedded=" + embedded + "]";
+          + ", timeoutMs=" + timeoutMs + ", replicaWait=" + replicaWait + ", embedded=" + embedded + "]";
     }
   }
 
@@ -186,6 +191,15 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     RedisTarget target = redisTarget(redis);
     int poolSize = (int) redis.integer("poolSize", 8, 1, 1024);
     long timeoutMs = redis.integer("timeoutMs", 5000, 100, 60_000);
+    int waitReplicas = (int) redis.integer("waitReplicas", 0, 0, 16);
+    long waitTimeoutMs = redis.integer("waitTimeoutMs", Math.min(1000, timeoutMs - 1), 1, 60_000);
+    if (waitTimeoutMs >= timeoutMs) {
+      // the call would time out first, and drop a connection that was only waiting
+      redis.error("waitTimeoutMs", "must be below redis.timeoutMs (" + timeoutMs + ")");
+    }
+    if (waitReplicas > 0 && target == null) {
+      redis.error("waitReplicas", "needs a Redis with replicas (redis.url, endpoints or sentinels); the embedded Redis has none");
+    }
     SettingsReader embedded = redis.section("embedded");
     Embedded embeddedConfig = new Embedded(
         Path.of(embedded.text("dataDir", "./data")),
@@ -250,7 +264,8 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     auth.finish();
     root.finish();
     root.failIfErrors();
-    return new HeraldConfig(httpConfig, new RedisConfig(target, poolSize, timeoutMs, embeddedConfig),
+    return new HeraldConfig(httpConfig, new RedisConfig(target, poolSize, timeoutMs,
+        new ReplicaWait(waitReplicas, waitTimeoutMs), embeddedConfig),
         schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), quotas, publishing, List.copyOf(apiKeys), jwt);
   }
 }

@@ -2,6 +2,7 @@ package io.herald.store;
 
 import io.herald.vertx.VertxInternals;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetClientOptions;
@@ -39,6 +40,10 @@ public final class RedisStore {
   private Consumer<String> spoolWatcher = consumer -> {};
   /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
   private volatile boolean noFunctions;
+  private ReplicaWait replicaWait = ReplicaWait.NONE;
+  /** The WAIT that the confirmed calls sent in this event-loop task share, and its connection. */
+  private Future<Response> sharedWait;
+  private Future<RedisConnection> sharedWaitOn;
 
   private RedisStore(Vertx vertx, RedisTarget target, int poolSize, long timeoutMs, boolean pipelined) {
     RedisOptions options = target.options()
@@ -80,10 +85,27 @@ public final class RedisStore {
     return this;
   }
 
+  /**
+   * Confirmed scripts ({@link Script#confirmed}) answer only once {@code wait.replicas()} replicas
+   * took their writes (Redis' WAIT, on the connection that sent them).
+   */
+  public RedisStore waitingForReplicas(ReplicaWait wait) {
+    this.replicaWait = wait;
+    return this;
+  }
+
   public Future<Response> send(Request request) {
+    return send(request, false);
+  }
+
+  /** @param confirmed whether its answer waits for {@link #replicaWait}'s replicas */
+  private Future<Response> send(Request request, boolean confirmed) {
+    boolean waits = confirmed && replicaWait.waits();
     if (!pipelined) {
       Redis used = client.get();
-      return used.send(request).timeout(timeoutMs, TimeUnit.MILLISECONDS)
+      Future<Response> call = !waits ? used.send(request)
+          : used.connect().compose(c -> replicated(c.send(request), c.send(waitRequest())).eventually(c::close));
+      return call.timeout(timeoutMs, TimeUnit.MILLISECONDS)
           .onFailure(failure -> {
             if (demoted(failure)) {
               replace(used);
@@ -92,7 +114,8 @@ public final class RedisStore {
           .recover(RedisStore::toStoreFailure);
     }
     Future<RedisConnection> used = connection();
-    return used.compose(c -> c.send(request))
+    Future<Response> call = used.compose(c -> c.send(request));
+    return (waits ? replicated(call, sharedWait(used)) : call)
         .timeout(timeoutMs, TimeUnit.MILLISECONDS)
         .onFailure(failure -> {
           // a Redis that stopped answering may never close the socket: start over on a new one;
@@ -102,6 +125,41 @@ public final class RedisStore {
           }
         })
         .recover(RedisStore::toStoreFailure);
+  }
+
+  /**
+   * The WAIT for the confirmed calls sent on {@code used} in this event-loop task: one, sent after
+   * them all (a publish round's spool scripts, a burst of acks), for it covers every write sent
+   * before it on its connection.
+   */
+  private Future<Response> sharedWait(Future<RedisConnection> used) {
+    if (sharedWait == null || sharedWaitOn != used) {
+      Promise<Response> wait = Promise.promise();
+      sharedWait = wait.future();
+      sharedWaitOn = used;
+      vertx.getOrCreateContext().runOnContext(v -> {
+        if (sharedWait == wait.future()) {
+          sharedWait = null;
+          sharedWaitOn = null;
+        }
+        used.compose(c -> c.send(waitRequest())).onComplete(wait);
+      });
+    }
+    return sharedWait;
+  }
+
+  private Request waitRequest() {
+    return Request.cmd(Command.WAIT).arg(replicaWait.replicas()).arg(replicaWait.timeoutMs());
+  }
+
+  /**
+   * The call's reply once the WAIT sent after it saw enough replicas; a shortfall fails it as an
+   * outcome unknown: the primary has the writes, a failover may lose them.
+   */
+  private Future<Response> replicated(Future<Response> call, Future<Response> wait) {
+    return call.compose(reply -> wait.compose(acked -> acked.toInteger() >= replicaWait.replicas()
+        ? Future.succeededFuture(reply)
+        : Future.failedFuture(StoreException.unreplicated(acked.toInteger(), replicaWait))));
   }
 
   /**
@@ -163,13 +221,13 @@ public final class RedisStore {
   public Future<Response> eval(Script script, List<String> keys, List<?> args) {
     String function = script.function();
     Future<Response> call = function == null || noFunctions ? evalSha(script, keys, args)
-        : send(scriptRequest(Command.FCALL, function, keys, args)).recover(failure -> {
+        : send(scriptRequest(Command.FCALL, function, keys, args), script.confirmed()).recover(failure -> {
           if (withoutFunctions(failure)) {
             noFunctions = true;
             return evalSha(script, keys, args);
           }
           return replyStarts(failure, "ERR Function not found")
-              ? loadLibrary().compose(loaded -> send(scriptRequest(Command.FCALL, function, keys, args)))
+              ? loadLibrary().compose(loaded -> send(scriptRequest(Command.FCALL, function, keys, args), script.confirmed()))
               : Future.failedFuture(failure);
         });
     if (script.changesSpool()) {
@@ -179,9 +237,9 @@ public final class RedisStore {
   }
 
   private Future<Response> evalSha(Script script, List<String> keys, List<?> args) {
-    return send(scriptRequest(Command.EVALSHA, script.sha(), keys, args))
+    return send(scriptRequest(Command.EVALSHA, script.sha(), keys, args), script.confirmed())
         .recover(failure -> replyStarts(failure, "NOSCRIPT")
-            ? send(scriptRequest(Command.EVAL, script.body(), keys, args))
+            ? send(scriptRequest(Command.EVAL, script.body(), keys, args), script.confirmed())
             : Future.failedFuture(failure));
   }
 

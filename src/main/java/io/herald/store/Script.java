@@ -22,27 +22,31 @@ public final class Script {
   private static final String CONSUMER_LIB = read("consumer.lib.lua");
   private static final List<Script> PER_CONSUMER = new ArrayList<>();
 
-  public static final Script PUBLISH = perConsumer("publish", true, Writes.GROWS);
-  public static final Script RETRACT = perConsumer("retract", true, Writes.FREES);
-  public static final Script POLL = perConsumer("poll", true, Writes.FREES);
-  public static final Script ACK = perConsumer("ack", true, Writes.FREES);
-  public static final Script REDELIVER = perConsumer("redeliver", true, Writes.FREES);
-  public static final Script METADATA = perConsumer("metadata", false, Writes.READS);
-  public static final Script RELEASE = perConsumer("release", true, Writes.FREES);
-  public static final Script STILL_OUT = perConsumer("still_out", false, Writes.READS);
-  public static final Script WAKE_NEXT = perConsumer("wake_next", false, Writes.FREES);
-  public static final Script ADMIT = perConsumer("admit", false, Writes.FREES);
-  public static final Script NACK = perConsumer("nack", true, Writes.FREES);
-  public static final Script EXTEND = perConsumer("extend", false, Writes.FREES);
-  public static final Script FAILED_POLL = perConsumer("failed_poll", false, Writes.FREES);
-  public static final Script FAILED_ACK = perConsumer("failed_ack", false, Writes.FREES);
-  public static final Script REDRIVE = perConsumer("redrive", true, Writes.GROWS);
-  public static final Script FAILED_SIZES = perConsumer("failed_sizes", false, Writes.READS);
-  public static final Script HISTORY = perConsumer("history", false, Writes.READS);
-  public static final Script SPOOL_FIGURES = perConsumer("spool_figures", false, Writes.READS);
-  public static final Script CONSUMER_PUT = perConsumer("consumer_put", false, Writes.GROWS);
-  public static final Script CONSUMER_DELETE = perConsumer("consumer_delete", true, Writes.FREES);
-  public static final Script BACKLOG_UPGRADE = perConsumer("backlog_upgrade", false, Writes.GROWS);
+  /** Its answer tells a client that its writes are done: with redis.waitReplicas it waits for replicas. */
+  private static final boolean CONFIRMED = true;
+  private static final boolean UNCONFIRMED = false;
+
+  public static final Script PUBLISH = perConsumer("publish", true, Writes.GROWS, CONFIRMED);
+  public static final Script RETRACT = perConsumer("retract", true, Writes.FREES, CONFIRMED);
+  public static final Script POLL = perConsumer("poll", true, Writes.FREES, UNCONFIRMED);
+  public static final Script ACK = perConsumer("ack", true, Writes.FREES, CONFIRMED);
+  public static final Script REDELIVER = perConsumer("redeliver", true, Writes.FREES, UNCONFIRMED);
+  public static final Script METADATA = perConsumer("metadata", false, Writes.READS, UNCONFIRMED);
+  public static final Script RELEASE = perConsumer("release", true, Writes.FREES, UNCONFIRMED);
+  public static final Script STILL_OUT = perConsumer("still_out", false, Writes.READS, UNCONFIRMED);
+  public static final Script WAKE_NEXT = perConsumer("wake_next", false, Writes.FREES, UNCONFIRMED);
+  public static final Script ADMIT = perConsumer("admit", false, Writes.FREES, UNCONFIRMED);
+  public static final Script NACK = perConsumer("nack", true, Writes.FREES, CONFIRMED);
+  public static final Script EXTEND = perConsumer("extend", false, Writes.FREES, CONFIRMED);
+  public static final Script FAILED_POLL = perConsumer("failed_poll", false, Writes.FREES, UNCONFIRMED);
+  public static final Script FAILED_ACK = perConsumer("failed_ack", false, Writes.FREES, CONFIRMED);
+  public static final Script REDRIVE = perConsumer("redrive", true, Writes.GROWS, CONFIRMED);
+  public static final Script FAILED_SIZES = perConsumer("failed_sizes", false, Writes.READS, UNCONFIRMED);
+  public static final Script HISTORY = perConsumer("history", false, Writes.READS, UNCONFIRMED);
+  public static final Script SPOOL_FIGURES = perConsumer("spool_figures", false, Writes.READS, UNCONFIRMED);
+  public static final Script CONSUMER_PUT = perConsumer("consumer_put", false, Writes.GROWS, CONFIRMED);
+  public static final Script CONSUMER_DELETE = perConsumer("consumer_delete", true, Writes.FREES, CONFIRMED);
+  public static final Script BACKLOG_UPGRADE = perConsumer("backlog_upgrade", false, Writes.GROWS, UNCONFIRMED);
   public static final Script DUE_LOWER = standalone("due_lower");
   public static final Script DUE_UPDATE = standalone("due_update");
   public static final Script DUE_LIST = standalone("due_list");
@@ -79,9 +83,11 @@ public final class Script {
   private final String body;
   private final String sha;
   private final boolean changesSpool;
+  private final boolean confirmed;
 
-  private Script(String name, String own, String body, boolean changesSpool, Writes writes) {
+  private Script(String name, String own, String body, boolean changesSpool, Writes writes, boolean confirmed) {
     this.name = name;
+    this.confirmed = confirmed;
     this.writes = writes;
     this.own = own;
     this.body = body;
@@ -89,24 +95,27 @@ public final class Script {
     this.changesSpool = changesSpool;
   }
 
-  /** @param changesSpool whether it may change the consumer's spooled bytes or events */
-  private static Script perConsumer(String name, boolean changesSpool, Writes writes) {
+  /**
+   * @param changesSpool whether it may change the consumer's spooled bytes or events
+   * @param confirmed    whether its answer tells a client that its writes are done
+   */
+  private static Script perConsumer(String name, boolean changesSpool, Writes writes, boolean confirmed) {
     String own = read(name + ".lua");
     // the library's locals shadow KEYS and ARGV: the call's are taken before it
     Script script = new Script(name, own, TIME_LIB + "\nlocal CALL_KEYS, CALL_ARGV = KEYS, ARGV\n" + CONSUMER_LIB
-        + "\nbegin_call(CALL_KEYS, CALL_ARGV)\n" + own, changesSpool, writes);
+        + "\nbegin_call(CALL_KEYS, CALL_ARGV)\n" + own, changesSpool, writes, confirmed);
     PER_CONSUMER.add(script);
     return script;
   }
 
   private static Script standalone(String name) {
     String own = read(name + ".lua");
-    return new Script(name, own, TIME_LIB + "\n" + own, false, Writes.GROWS);
+    return new Script(name, own, TIME_LIB + "\n" + own, false, Writes.GROWS, UNCONFIRMED);
   }
 
   private static Script ledger(String name) {
     String own = read(name + ".lua");
-    return new Script(name, own, TIME_LIB + "\n" + read("ledger.lib.lua") + "\n" + own, false, Writes.GROWS);
+    return new Script(name, own, TIME_LIB + "\n" + read("ledger.lib.lua") + "\n" + own, false, Writes.GROWS, UNCONFIRMED);
   }
 
   /** Its function in {@link #LIBRARY}, or null for a script that is not one. */
@@ -120,6 +129,14 @@ public final class Script {
 
   Writes writes() {
     return writes;
+  }
+
+  /**
+   * True for scripts whose answer confirms their writes to a client (a publish, a settlement, a
+   * consumer's settings): with redis.waitReplicas they are confirmed only once replicas took them.
+   */
+  boolean confirmed() {
+    return confirmed;
   }
 
   /** True for per-consumer scripts that may change what the consumer has spooled. */

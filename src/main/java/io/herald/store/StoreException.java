@@ -13,15 +13,28 @@ public final class StoreException extends RuntimeException implements ClientFail
   private static final System.Logger LOG = System.getLogger(StoreException.class.getName());
   private final boolean sent;
   private final boolean failedInRedis;
+  /** The writes were done on the primary, but too few replicas confirmed them (redis.waitReplicas). */
+  private final boolean unreplicated;
 
   StoreException(String message, boolean sent, Throwable cause) {
     this(message, sent, false, cause);
   }
 
   StoreException(String message, boolean sent, boolean failedInRedis, Throwable cause) {
+    this(message, sent, failedInRedis, false, cause);
+  }
+
+  private StoreException(String message, boolean sent, boolean failedInRedis, boolean unreplicated, Throwable cause) {
     super(message, cause, false, false);
     this.sent = sent;
     this.failedInRedis = failedInRedis;
+    this.unreplicated = unreplicated;
+  }
+
+  /** Redis' WAIT saw {@code acked} replicas take the writes, fewer than {@code wait} asks for. */
+  static StoreException unreplicated(int acked, ReplicaWait wait) {
+    return new StoreException("Redis: " + acked + " of " + wait.replicas() + " replicas took the writes within "
+        + wait.timeoutMs() + " ms", true, false, true, null);
   }
 
   public boolean failedInRedis() {
@@ -45,6 +58,10 @@ public final class StoreException extends RuntimeException implements ClientFail
       return wrote
           ? new ApiException(ErrorCode.OUTCOME_UNKNOWN, "The request failed part-way in Redis: it may have been done in part")
           : new ApiException(ErrorCode.INTERNAL_ERROR, "Internal error");
+    }
+    if (unreplicated && wrote) {
+      return new ApiException(ErrorCode.OUTCOME_UNKNOWN, "Stored on the Redis primary, but fewer replicas than"
+          + " redis.waitReplicas took it in time: a failover may lose it; retry (a publish with its idempotencyKey)");
     }
     return sent && wrote
         ? new ApiException(ErrorCode.OUTCOME_UNKNOWN,

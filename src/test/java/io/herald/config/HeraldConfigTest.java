@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.herald.settings.InvalidSettingsException;
 import io.herald.settings.SettingError;
 import io.herald.store.RedisTarget;
+import io.herald.store.ReplicaWait;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.util.List;
@@ -103,6 +104,19 @@ class HeraldConfigTest {
     assertEquals(List.of("redis.mode"), fields(new JsonObject().put("mode", "replicated")));
     assertEquals(List.of("redis.endpoints"), fields(new JsonObject().put("mode", "sentinel")
         .put("endpoints", List.of("redis://s1:26379", "redis://s2")).put("masterName", "m")));
+  }
+
+  @Test
+  @DisplayName("redis.waitReplicas needs a Redis of one's own and a waitTimeoutMs below the call timeout")
+  void replicaWaits() {
+    HeraldConfig config = HeraldConfig.from(new JsonObject().put("redis", new JsonObject()
+        .put("url", "redis://10.0.0.1:6379").put("waitReplicas", 1)));
+    assertEquals(new ReplicaWait(1, 1000), config.redis().replicaWait(), "1 s by default");
+    assertEquals(ReplicaWait.NONE.replicas(), HeraldConfig.from(new JsonObject()).redis().replicaWait().replicas());
+    assertEquals(List.of("redis.waitTimeoutMs"), fields(new JsonObject().put("url", "redis://x:1")
+        .put("waitReplicas", 1).put("timeoutMs", 2000).put("waitTimeoutMs", 2000)));
+    assertEquals(List.of("redis.waitReplicas"), fields(new JsonObject().put("waitReplicas", 1)));
+    assertEquals(List.of("redis.waitReplicas"), fields(new JsonObject().put("url", "redis://x:1").put("waitReplicas", 17)));
   }
 
   private static List<String> fields(JsonObject redis) {

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.FreezingProxy;
+import io.herald.testing.LoadRun;
+import io.herald.testing.Places;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.Http;
 import io.herald.testing.RedisCli;
@@ -14,18 +16,13 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
-import io.vertx.redis.client.Response;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -169,78 +166,23 @@ class RedisOutageIT {
 
   @Test
   @DisplayName("a kill -9 of Redis while events are published, acked and nacked loses nothing confirmed and leaves no event in two places")
-  void crashMidRunKeepsEveryEventInOnePlace() throws Exception {
-    Set<String> confirmed = ConcurrentHashMap.newKeySet();
-    Set<String> acked = ConcurrentHashMap.newKeySet();
-    // acks whose answer was lost with Redis (503 OUTCOME_UNKNOWN): they may or may not have happened
-    Set<String> maybeAcked = ConcurrentHashMap.newKeySet();
-    AtomicBoolean running = new AtomicBoolean(true);
-    ExecutorService workers = Executors.newFixedThreadPool(2);
-    Future<?> publisher = workers.submit(() -> {
-      for (int i = 0; running.get(); i++) {
-        Reply reply = http.publish("t/mid", new JsonObject().put("payload", i));
-        if (reply.status() == 200) {
-          confirmed.add(reply.results().getJsonObject(0).getString("eventId"));
-        }
-      }
-    });
-    Future<?> consumer = workers.submit(() -> {
-      for (int round = 0; running.get(); round++) {
-        Reply batch = http.poll("outage", new JsonObject().put("maxEvents", 10));
-        if (batch.status() != 200 || batch.events().isEmpty()) {
-          continue;
-        }
-        List<String> ackIds = batch.ackIds();
-        Reply settled = round % 3 == 0
-            ? http.post("/v1/consumers/outage/nacks", new JsonObject().put("ackIds", new JsonArray(ackIds))
-                .put("action", "REQUEUE").put("delayMs", 0))
-            : http.ack("outage", ackIds.toArray(String[]::new));
-        if (round % 3 != 0 && settled.status() != 200) {
-          maybeAcked.addAll(batch.eventIds());
-        } else if (round % 3 != 0) {
-          for (int i = 0; i < ackIds.size(); i++) {
-            if ("ACKED".equals(settled.results().getJsonObject(i).getString("status"))) {
-              acked.add(batch.eventIds().get(i));
-            }
-          }
-        }
-      }
-    });
-    await().atMost(Duration.ofSeconds(10)).until(() -> acked.size() > 20);
+  void crashMidRunKeepsEveryEventInOnePlace() {
+    assertEquals(201, http.putConsumer("midrun", LoadRun.consumerSettings("t/mid")).status());
+    LoadRun load = LoadRun.start(http, "t/mid", http, "midrun");
+    load.awaitAcked(20);
     redis.kill();
     redis.restart();
-    int before = confirmed.size();
-    await().atMost(Duration.ofSeconds(30)).until(() -> confirmed.size() > before + 20);
-    running.set(false);
-    publisher.get();
-    consumer.get();
-    workers.shutdown();
+    load.awaitConfirmed(20);
+    load.stop();
 
-    confirmed.removeAll(maybeAcked);
+    Set<String> confirmed = new HashSet<>(load.confirmed);
+    confirmed.removeAll(load.maybeAcked);
     for (String eventId : confirmed) {
-      boolean held = RedisCli.send(redis.url(), Request.cmd(Command.HEXISTS).arg("herald:{c:outage}:events").arg(eventId))
-          .toInteger() == 1;
-      assertEquals(!acked.contains(eventId), held, "confirmed event " + eventId + " is held unless acked");
+      assertEquals(!load.acked.contains(eventId), Places.holds(redis.url(), "midrun", eventId),
+          "confirmed event " + eventId + " is held unless acked");
     }
-    Response places = RedisCli.send(redis.url(), Request.cmd(Command.EVAL).arg("""
-        -- the backlog's live pairs (those of KEYS[8], the dead ones, do not count)
-        local backlog = {}
-        local pairs = redis.call('LRANGE', KEYS[2], 0, -1)
-        for i = 1, #pairs, 2 do
-          if redis.call('SISMEMBER', KEYS[8], pairs[i]) == 0 then backlog[pairs[i]] = (backlog[pairs[i]] or 0) + 1 end
-        end
-        local n = 0
-        for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
-          local count = backlog[id] or 0
-          for i = 3, 7 do
-            if redis.call('ZSCORE', KEYS[i], id) then count = count + 1 end
-          end
-          if count ~= 1 then n = n + 1 end
-        end
-        return n""").arg(8).arg("herald:{c:outage}:events").arg("herald:{c:outage}:arrivals")
-        .arg("herald:{c:outage}:pending").arg("herald:{c:outage}:stale").arg("herald:{c:outage}:scheduled")
-        .arg("herald:{c:outage}:dead").arg("herald:{c:outage}:errors").arg("herald:{c:outage}:gone"));
-    assertEquals(0, places.toInteger(), "events held in none or several of backlog, pending, stale, scheduled, dead, errors");
+    assertEquals(0, Places.misplaced(redis.url(), "midrun"),
+        "events held in none or several of backlog, pending, stale, scheduled, dead, errors");
   }
 
   @Test

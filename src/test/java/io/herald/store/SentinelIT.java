@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.Http.Reply;
+import io.herald.testing.LoadRun;
+import io.herald.testing.Places;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestSentinels;
 import io.vertx.core.json.JsonArray;
@@ -46,6 +48,37 @@ class SentinelIT {
   @DisplayName("a crash of the primary (kill -9) is followed once the sentinels promote a replica; nothing replicated is lost")
   void followsACrashedPrimary() {
     runThrough("kill -9 of the primary", TestSentinels.start(), TestSentinels::killPrimary);
+  }
+
+  @Test
+  @DisplayName("kill -9 of the primary under publish and consume load, waitReplicas 1: nothing confirmed lost, every event in one place")
+  void crashUnderLoadLosesNothingConfirmed() {
+    try (TestSentinels set = TestSentinels.start();
+        TestNode a = TestNode.start(config(set).put("redis", config(set).getJsonObject("redis").put("waitReplicas", 1)));
+        TestNode b = TestNode.start(config(set).put("redis", config(set).getJsonObject("redis").put("waitReplicas", 1)))) {
+      assertEquals(201, a.http().putConsumer("billing", LoadRun.consumerSettings(TOPIC)).status());
+      LoadRun load = LoadRun.start(a.http(), TOPIC, b.http(), "billing");
+      load.awaitAcked(500);
+      set.killPrimary();
+      load.awaitConfirmed(1000);
+      load.awaitAcked(50);
+      load.stop();
+      System.out.printf("kill -9 of the primary under load, waitReplicas 1: publishing stopped for %d ms at most;"
+          + " %d events confirmed, %d acked%n", load.longestGapMs(), load.confirmed.size(), load.acked.size());
+
+      String primary = set.primaryUrl();
+      Set<String> settled = new HashSet<>(load.confirmed);
+      settled.removeAll(load.maybeAcked);
+      for (String eventId : settled) {
+        assertEquals(!load.acked.contains(eventId), Places.holds(primary, "billing", eventId),
+            "confirmed event " + eventId + " is held on the new primary unless acked");
+      }
+      assertEquals(0, Places.misplaced(primary, "billing"), "events held in none or several places");
+      load.drain(b.http(), "billing");
+      Set<String> lost = new HashSet<>(load.confirmed);
+      lost.removeAll(load.received);
+      assertTrue(lost.isEmpty(), "confirmed, never delivered: " + lost);
+    }
   }
 
   private interface Failure {

@@ -6,8 +6,13 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import java.time.Duration;
 import java.util.Comparator;
+import java.util.List;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 
 /**
  * A real Redis for one test class: {@code redis-server} from the PATH when there is one, else the
@@ -30,6 +35,22 @@ public final class TestRedis implements AutoCloseable {
     try {
       Path dir = Files.createTempDirectory("herald-redis-");
       return new TestRedis(RedisProcess.start(executable(), dir, 0, appendfsync), dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A replica of {@code primary}, from the same binary, with a data directory of its own. */
+  public static TestRedis startReplicaOf(TestRedis primary) {
+    try {
+      Path dir = Files.createTempDirectory("herald-replica-");
+      TestRedis replica = new TestRedis(RedisProcess.start(executable(), dir, 0, "everysec",
+          List.of("--replicaof", "127.0.0.1", String.valueOf(primary.process.port()))), dir);
+      // its first sync done: from then on it acknowledges the primary's writes
+      Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() ->
+          RedisCli.send(replica.url(), Request.cmd(Command.INFO).arg("replication")).toString()
+              .contains("master_link_status:up"));
+      return replica;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

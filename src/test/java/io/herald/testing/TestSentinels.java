@@ -68,6 +68,11 @@ public final class TestSentinels implements AutoCloseable {
         set.sentinels.add(RedisProcess.startWith(executable, dir, port,
             List.of(conf.toAbsolutePath().toString(), "--sentinel")));
       }
+      // both replicas synced: from then on they acknowledge the primary's writes
+      Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() ->
+          set.servers.values().stream().filter(server -> server != primary).allMatch(replica ->
+              RedisCli.send(replica.url(), Request.cmd(Command.INFO).arg("replication")).toString()
+                  .contains("master_link_status:up")));
       // every sentinel knows both replicas (it learns them from the primary) before anyone relies on a failover
       Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() ->
           set.sentinels.stream().allMatch(s -> RedisCli.send(s.url(),
