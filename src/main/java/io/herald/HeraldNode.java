@@ -95,10 +95,10 @@ public final class HeraldNode {
     HeraldConfig.RedisConfig redis = config.redis();
     String host = authenticator == Authenticator.OPEN ? OPEN_HOST : config.http().host();
     SpoolLedger ledger = new SpoolLedger(vertx, config.quotas(), redis.timeoutMs());
-    Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, target, redis.timeoutMs())
-        .watchingSpool(ledger::touched).waitingForReplicas(redis.replicaWait());
-    RedisStore nodeStore = RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs())
-        .watchingSpool(ledger::touched).waitingForReplicas(redis.replicaWait());
+    Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, target, redis.timeoutMs(), redis.replicaWait())
+        .watchingSpool(ledger::touched);
+    RedisStore nodeStore = RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs(), redis.replicaWait())
+        .watchingSpool(ledger::touched);
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
     ConsumerStore consumers = new ConsumerStore(nodeStore);
     TopicDirectory topics = new TopicDirectory(nodeStore);

@@ -119,7 +119,7 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
   }
 
   /**
-   * {@code redis.mode} (standalone, the default, or sentinel; cluster is not supported yet),
+   * {@code redis.mode} (standalone, the default, sentinel or cluster),
    * {@code redis.url} or {@code redis.endpoints} and {@code redis.masterName}, checked together;
    * null for the embedded Redis (standalone, no address given).
    */
@@ -151,8 +151,16 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
         return new RedisTarget(RedisTarget.Mode.SENTINEL, endpoints, masterName);
       }
       case "cluster" -> {
-        redis.error("mode", "cluster is not supported yet (standalone or sentinel)");
-        return null;
+        if (endpoints.isEmpty()) {
+          redis.error("endpoints", "cluster mode needs the address of one cluster node or more (seeds)");
+        }
+        if (masterName != null) {
+          redis.error("masterName", "is for sentinel mode");
+        }
+        if (url != null) {
+          redis.error("url", "is for standalone mode; cluster mode reads endpoints");
+        }
+        return RedisTarget.cluster(endpoints);
       }
       default -> {
         if (masterName != null) {

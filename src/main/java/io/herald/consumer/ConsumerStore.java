@@ -31,7 +31,7 @@ public final class ConsumerStore {
     args.add(HexFormat.of().formatHex(salt));
     args.addAll(settings.scriptFields());
     return store.eval(Script.CONSUMER_PUT, Keys.consumer(settings.name()), args)
-        .compose(created -> store.send(Request.cmd(Command.HSET).arg(Keys.CONSUMERS).arg(settings.name())
+        .compose(created -> store.sendConfirmed(Request.cmd(Command.HSET).arg(Keys.CONSUMERS).arg(settings.name())
                 .arg(settings.toJson().encode()))
             .compose(ignored -> announce(settings.name()))
             .map(ignored -> created.toInteger() == 1));
@@ -39,7 +39,7 @@ public final class ConsumerStore {
 
   /** Removes the consumer from the list first so no node spools for it, then its keys. */
   public Future<Boolean> delete(String name) {
-    return store.send(Request.cmd(Command.HDEL).arg(Keys.CONSUMERS).arg(name))
+    return store.sendConfirmed(Request.cmd(Command.HDEL).arg(Keys.CONSUMERS).arg(name))
         .compose(removed -> store.eval(Script.CONSUMER_DELETE, Keys.spool(name), List.of())
             .compose(deleted -> announce(name)
                 .map(ignored -> removed.toInteger() == 1 || deleted.toInteger() == 1)));

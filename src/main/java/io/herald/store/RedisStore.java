@@ -5,65 +5,73 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.net.NetClientOptions;
 import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Redis;
 import io.vertx.redis.client.RedisConnection;
-import io.vertx.redis.client.RedisOptions;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
  * The gateway's only way to Redis: calls that time out instead of hanging, failures as
- * {@link StoreException}, {@link Script}s run by SHA.
+ * {@link StoreException}, {@link Script}s run as functions or by SHA.
  *
- * <p>A store made {@link #pipelined} sends every command of its owner (one verticle, one event
- * loop) on one connection, without waiting for earlier answers: leasing a pooled connection per
- * command costs about as much CPU as the command itself. A connection that fails or closes is
- * dropped and the next command opens a new one, so a restarted Redis is picked up again. Other
- * stores (used from several threads) lease pooled connections per command.
+ * <p>On one server (or a sentinel set's primary) every call goes to its {@link Server}. On a Redis
+ * Cluster each call goes to the primary of its first key's hash slot, with a {@link Server} per
+ * primary, so a pipelined store pipelines per shard; a MOVED reply re-reads the slot table and sends
+ * the call where it now belongs, an ASK sends it once to the importing primary after ASKING, and
+ * TRYAGAIN (a multi-key call during a slot's migration) or CLUSTERDOWN try again shortly: a slot
+ * migration costs retries, not errors.
  */
 public final class RedisStore {
+  /** Redirections and retries of one call before it fails (503 STORE_UNAVAILABLE). */
+  private static final int REDIRECTS = 16;
+  /** Between two tries of a call refused with TRYAGAIN or CLUSTERDOWN, or with no primary known. */
+  private static final long RETRY_MS = 25;
   private final Vertx vertx;
-  private final RedisOptions options;
-  /** Replaced whole when its connections reach the wrong server (see {@link #replace}). */
-  private final AtomicReference<Redis> client = new AtomicReference<>();
-  private volatile boolean closed;
+  private final int poolSize;
   private final long timeoutMs;
   private final boolean pipelined;
-  private Future<RedisConnection> connection;
+  /** The one server outside a cluster; null on a cluster. */
+  private final Server single;
+  /** On a cluster: its slot table, and a server per primary. */
+  private final ClusterSlots slots;
+  private final Map<String, Server> servers = new ConcurrentHashMap<>();
+  private volatile boolean closed;
   private Consumer<String> spoolWatcher = consumer -> {};
   /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
   private volatile boolean noFunctions;
-  private ReplicaWait replicaWait = ReplicaWait.NONE;
-  /** The WAIT that the confirmed calls sent in this event-loop task share, and its connection. */
-  private Future<Response> sharedWait;
-  private Future<RedisConnection> sharedWaitOn;
+  private final ReplicaWait replicaWait;
 
-  private RedisStore(Vertx vertx, RedisTarget target, int poolSize, long timeoutMs, boolean pipelined) {
-    RedisOptions options = target.options()
-        .setMaxPoolSize(poolSize)
-        .setMaxPoolWaiting(poolSize * 256)
-        .setMaxWaitingHandlers(4096)
-        .setNetClientOptions(new NetClientOptions()
-            .setConnectTimeout((int) Math.min(timeoutMs, Integer.MAX_VALUE))
-            .setTcpNoDelay(true)
-            .setTcpKeepAlive(true));
+  private RedisStore(Vertx vertx, RedisTarget target, int poolSize, long timeoutMs, boolean pipelined,
+      ReplicaWait replicaWait) {
     this.vertx = vertx;
-    this.options = options;
-    this.client.set(Redis.createClient(vertx, options));
+    this.replicaWait = replicaWait;
+    // a pipelined server has its connection, one for confirmed calls when it waits for replicas,
+    // and room for a subscription (connect): on a cluster, the store that subscribes reads the
+    // slot table on the same server first
+    this.poolSize = pipelined ? (replicaWait.waits() ? 3 : 2) : poolSize;
     this.timeoutMs = timeoutMs;
     this.pipelined = pipelined;
+    boolean cluster = target.mode() == RedisTarget.Mode.CLUSTER;
+    this.single = cluster ? null : new Server(vertx, target.options(), this.poolSize, timeoutMs, pipelined);
+    this.slots = cluster ? new ClusterSlots(target.endpoints()) : null;
   }
 
-  /** A store for one verticle: all its commands pipelined on one connection. */
+  /** A store for one verticle: all its commands pipelined on one connection (per shard). */
   public static RedisStore pipelined(Vertx vertx, RedisTarget target, long timeoutMs) {
-    return new RedisStore(vertx, target, 1, timeoutMs, true);
+    return pipelined(vertx, target, timeoutMs, ReplicaWait.NONE);
+  }
+
+  /**
+   * As {@link #pipelined(Vertx, RedisTarget, long)}; confirmed scripts ({@link Script#confirmed})
+   * answer only once {@code wait.replicas()} replicas took their writes (Redis' WAIT).
+   */
+  public static RedisStore pipelined(Vertx vertx, RedisTarget target, long timeoutMs, ReplicaWait wait) {
+    return new RedisStore(vertx, target, 1, timeoutMs, true, wait);
   }
 
   /** A pipelined store of one Redis server. */
@@ -73,7 +81,12 @@ public final class RedisStore {
 
   /** A store that may be used from any thread: pooled connections. */
   public static RedisStore pooled(Vertx vertx, RedisTarget target, int poolSize, long timeoutMs) {
-    return new RedisStore(vertx, target, poolSize, timeoutMs, false);
+    return pooled(vertx, target, poolSize, timeoutMs, ReplicaWait.NONE);
+  }
+
+  /** As {@link #pooled(Vertx, RedisTarget, int, long)}, confirmed scripts waiting for {@code wait}'s replicas. */
+  public static RedisStore pooled(Vertx vertx, RedisTarget target, int poolSize, long timeoutMs, ReplicaWait wait) {
+    return new RedisStore(vertx, target, poolSize, timeoutMs, false, wait);
   }
 
   /**
@@ -85,172 +98,140 @@ public final class RedisStore {
     return this;
   }
 
-  /**
-   * Confirmed scripts ({@link Script#confirmed}) answer only once {@code wait.replicas()} replicas
-   * took their writes (Redis' WAIT, on the connection that sent them).
-   */
-  public RedisStore waitingForReplicas(ReplicaWait wait) {
-    this.replicaWait = wait;
-    return this;
-  }
-
+  /** Sends a command to the server of its first key (any primary for one without keys). */
   public Future<Response> send(Request request) {
-    return send(request, false);
+    return send(request, ReplicaWait.NONE);
   }
 
-  /** @param confirmed whether its answer waits for {@link #replicaWait}'s replicas */
-  private Future<Response> send(Request request, boolean confirmed) {
-    boolean waits = confirmed && replicaWait.waits();
-    if (!pipelined) {
-      Redis used = client.get();
-      Future<Response> call = !waits ? used.send(request)
-          : used.connect().compose(c -> replicated(c.send(request), c.send(waitRequest())).eventually(c::close));
-      return call.timeout(timeoutMs, TimeUnit.MILLISECONDS)
-          .onFailure(failure -> {
-            if (demoted(failure)) {
-              replace(used);
-            }
-          })
-          .recover(RedisStore::toStoreFailure);
+  /** As {@link #send(Request)}, a write whose answer confirms it: it waits for the replicas, as confirmed scripts do. */
+  public Future<Response> sendConfirmed(Request request) {
+    return send(request, replicaWait);
+  }
+
+  private Future<Response> send(Request request, ReplicaWait wait) {
+    if (single != null) {
+      return single.send(request, wait, false);
     }
-    Future<RedisConnection> used = connection();
-    Future<Response> call = used.compose(c -> c.send(request));
-    return (waits ? replicated(call, sharedWait(used)) : call)
-        .timeout(timeoutMs, TimeUnit.MILLISECONDS)
-        .onFailure(failure -> {
-          // a Redis that stopped answering may never close the socket: start over on a new one;
-          // so with one that became a replica (a failover): the next connect finds the primary
-          if ((failure instanceof TimeoutException || demoted(failure)) && used.succeeded()) {
-            drop(used);
-          }
-        })
-        .recover(RedisStore::toStoreFailure);
+    List<byte[]> keys = VertxInternals.keysOf(request);
+    return routed(keys.isEmpty() ? null : keys.get(0), (server, asking) -> server.send(request, wait, asking));
   }
 
-  /**
-   * The WAIT for the confirmed calls sent on {@code used} in this event-loop task: one, sent after
-   * them all (a publish round's spool scripts, a burst of acks), for it covers every write sent
-   * before it on its connection.
-   */
-  private Future<Response> sharedWait(Future<RedisConnection> used) {
-    if (sharedWait == null || sharedWaitOn != used) {
-      Promise<Response> wait = Promise.promise();
-      sharedWait = wait.future();
-      sharedWaitOn = used;
-      vertx.getOrCreateContext().runOnContext(v -> {
-        if (sharedWait == wait.future()) {
-          sharedWait = null;
-          sharedWaitOn = null;
+  /** A call to one server: {@code asking} when it goes there on an ASK redirection. */
+  private interface Call {
+    Future<Response> on(Server server, boolean asking);
+  }
+
+  /** {@code call} on the server of {@code key}'s slot, following the cluster's redirections. */
+  private Future<Response> routed(byte[] key, Call call) {
+    if (single != null) {
+      return call.on(single, false);
+    }
+    return attempt(key == null ? -1 : HashSlots.of(key), call, null, false, REDIRECTS);
+  }
+
+  /** @param endpoint where a redirection sent it, else null: the slot table's primary */
+  private Future<Response> attempt(int slot, Call call, String endpoint, boolean asking, int left) {
+    String address = endpoint != null ? endpoint : slot < 0 ? slots.anyPrimary() : slots.primaryOf(slot);
+    if (address == null) {
+      // no table yet, or a slot no primary serves: read the table, then try again
+      return left == 0 ? Future.failedFuture(new StoreException("Redis Cluster: no primary serves slot " + slot, false, null))
+          : refreshSlots().transform(read -> later(() -> attempt(slot, call, null, false, left - 1)));
+    }
+    return call.on(server(address), asking).recover(failure -> {
+      String reply = errorReply(failure);
+      if (left == 0 || closed) {
+        return Future.failedFuture(failure);
+      }
+      if (reply.startsWith("MOVED ") || reply.startsWith("ASK ")) {
+        String[] parts = reply.split(" ");
+        String to = slots.endpoint(parts[2]);
+        if (parts[0].equals("MOVED")) {
+          slots.moved(Integer.parseInt(parts[1]), to);
+          refreshSlots();
         }
-        used.compose(c -> c.send(waitRequest())).onComplete(wait);
-      });
-    }
-    return sharedWait;
+        return attempt(slot, call, to, parts[0].equals("ASK"), left - 1);
+      }
+      if (reply.startsWith("TRYAGAIN") || reply.startsWith("CLUSTERDOWN")) {
+        return later(() -> attempt(slot, call, null, false, left - 1));
+      }
+      if (reply.isEmpty() && failure instanceof StoreException store && !store.sent()) {
+        // the server could not be reached: it may have failed over; the table tells
+        return refreshSlots().transform(read -> later(() -> attempt(slot, call, null, false, left - 1)));
+      }
+      return Future.failedFuture(failure);
+    });
   }
 
-  private Request waitRequest() {
-    return Request.cmd(Command.WAIT).arg(replicaWait.replicas()).arg(replicaWait.timeoutMs());
+  private Future<Response> later(java.util.function.Supplier<Future<Response>> call) {
+    Promise<Response> promise = Promise.promise();
+    vertx.setTimer(RETRY_MS, t -> call.get().onComplete(promise));
+    return promise.future();
   }
 
-  /**
-   * The call's reply once the WAIT sent after it saw enough replicas; a shortfall fails it as an
-   * outcome unknown: the primary has the writes, a failover may lose them.
-   */
-  private Future<Response> replicated(Future<Response> call, Future<Response> wait) {
-    return call.compose(reply -> wait.compose(acked -> acked.toInteger() >= replicaWait.replicas()
-        ? Future.succeededFuture(reply)
-        : Future.failedFuture(StoreException.unreplicated(acked.toInteger(), replicaWait))));
+  private Future<Void> refreshSlots() {
+    return slots.refresh(endpoint -> server(endpoint).send(ClusterSlots.slotsRequest(), ReplicaWait.NONE, false));
   }
 
-  /**
-   * Redis refused a write because it is no primary (any more), or a primary cut off from its
-   * replicas (min-replicas-to-write): the next connection should find the primary anew. A
-   * sentinel's failover closes the demoted primary's client connections itself, but a connection
-   * opened to it before the sentinels reconfigured it stays open. Redis before 7 wraps a script's
-   * refusal in its script error, hence the search inside the message.
-   */
-  private static boolean demoted(Throwable failure) {
-    Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
-    String message = String.valueOf(cause.getMessage());
-    return message.startsWith("READONLY") || message.contains("-READONLY ") || message.startsWith("NOREPLICAS");
-  }
-
-  /**
-   * Puts a new client in the place of {@code used} (once, whoever else saw it fail too), and closes
-   * {@code used} only after a call's timeout, so that its commands in flight end as they would
-   * have instead of failing with its sockets.
-   */
-  private void replace(Redis used) {
-    Redis fresh = Redis.createClient(vertx, options);
-    if (closed || !client.compareAndSet(used, fresh)) {
-      fresh.close();
-      return;
-    }
-    vertx.setTimer(timeoutMs, t -> used.close());
-  }
-
-  private Future<RedisConnection> connection() {
-    if (connection == null || connection.failed()) {
-      Future<RedisConnection> opening = client.get().connect();
-      connection = opening;
-      opening.onSuccess(c -> {
-        c.exceptionHandler(failure -> drop(opening));
-        c.endHandler(ended -> drop(opening));
-      });
-    }
-    return connection;
-  }
-
-  /**
-   * Forgets a broken connection. Closing a connection of a pooled client only returns it to the
-   * pool, from which the next connect would take it again; so the whole client goes, and with it
-   * the socket.
-   */
-  private void drop(Future<RedisConnection> broken) {
-    if (connection == broken) {
-      connection = null;
-      replace(client.get());
-    }
+  private Server server(String endpoint) {
+    return servers.computeIfAbsent(endpoint, address -> new Server(vertx,
+        RedisTarget.standalone(address).options(), poolSize, timeoutMs, pipelined));
   }
 
   /**
    * Runs a script: as a function of {@link Script#LIBRARY} where it is one and Redis has functions,
-   * else by SHA. When Redis does not know the library or the script (restart, failover, a fresh
-   * Redis) it is loaded, or sent in full.
+   * else by SHA. When its server does not know the library or the script (restart, failover, a fresh
+   * Redis) it is loaded there, or sent in full.
    */
   public Future<Response> eval(Script script, List<String> keys, List<?> args) {
-    String function = script.function();
-    Future<Response> call = function == null || noFunctions ? evalSha(script, keys, args)
-        : send(scriptRequest(Command.FCALL, function, keys, args), script.confirmed()).recover(failure -> {
-          if (withoutFunctions(failure)) {
-            noFunctions = true;
-            return evalSha(script, keys, args);
-          }
-          return replyStarts(failure, "ERR Function not found")
-              ? loadLibrary().compose(loaded -> send(scriptRequest(Command.FCALL, function, keys, args), script.confirmed()))
-              : Future.failedFuture(failure);
-        });
+    Future<Response> call = routed(Keys.bytes(keys.get(0)), (server, asking) -> evalOn(server, asking, script, keys, args));
     if (script.changesSpool()) {
       call.onComplete(done -> spoolWatcher.accept(Keys.consumerOf(keys.get(0))));
     }
     return call;
   }
 
-  private Future<Response> evalSha(Script script, List<String> keys, List<?> args) {
-    return send(scriptRequest(Command.EVALSHA, script.sha(), keys, args), script.confirmed())
+  private Future<Response> evalOn(Server server, boolean asking, Script script, List<String> keys, List<?> args) {
+    String function = script.function();
+    ReplicaWait wait = script.confirmed() ? replicaWait : ReplicaWait.NONE;
+    if (function == null || noFunctions) {
+      return evalSha(server, asking, script, keys, args, wait);
+    }
+    return server.send(scriptRequest(Command.FCALL, function, keys, args), wait, asking).recover(failure -> {
+      if (withoutFunctions(failure)) {
+        noFunctions = true;
+        return evalSha(server, asking, script, keys, args, wait);
+      }
+      return replyStarts(failure, "ERR Function not found")
+          ? loadLibrary(server).compose(loaded -> server.send(scriptRequest(Command.FCALL, function, keys, args), wait, asking))
+          : Future.failedFuture(failure);
+    });
+  }
+
+  private static Future<Response> evalSha(Server server, boolean asking, Script script, List<String> keys, List<?> args,
+      ReplicaWait wait) {
+    return server.send(scriptRequest(Command.EVALSHA, script.sha(), keys, args), wait, asking)
         .recover(failure -> replyStarts(failure, "NOSCRIPT")
-            ? send(scriptRequest(Command.EVAL, script.body(), keys, args), script.confirmed())
+            ? server.send(scriptRequest(Command.EVAL, script.body(), keys, args), wait, asking)
             : Future.failedFuture(failure));
   }
 
   /**
-   * Loads the function library unless Redis holds it already, so that calls find it (a node
-   * starting does this; calls load it themselves when Redis lost it). Before Redis 7 there is
-   * nothing to load: scripts go by SHA.
+   * Loads the function library on every primary that does not hold it already, so that calls find
+   * it (a node starting does this; calls load it themselves where Redis lost it). Before Redis 7
+   * there is nothing to load: scripts go by SHA.
    */
   public Future<Void> loadFunctions() {
-    return send(Request.cmd(Command.FUNCTION).arg("LIST").arg("LIBRARYNAME").arg(Script.LIBRARY.name()))
-        .compose(listed -> listed.size() > 0 ? Future.<Void>succeededFuture() : loadLibrary().<Void>mapEmpty())
+    if (single != null) {
+      return loadFunctions(single);
+    }
+    return refreshSlots().compose(read -> Future.all(slots.primaries().stream()
+        .map(endpoint -> loadFunctions(server(endpoint))).toList())).mapEmpty();
+  }
+
+  private Future<Void> loadFunctions(Server server) {
+    return server.send(Request.cmd(Command.FUNCTION).arg("LIST").arg("LIBRARYNAME").arg(Script.LIBRARY.name()),
+            ReplicaWait.NONE, false)
+        .compose(listed -> listed.size() > 0 ? Future.<Void>succeededFuture() : loadLibrary(server).<Void>mapEmpty())
         .recover(failure -> {
           if (withoutFunctions(failure)) {
             noFunctions = true;
@@ -269,25 +250,34 @@ public final class RedisStore {
    * Loads the function library; one that another node loaded meanwhile is as good. A load that
    * failed ran no script: the call it was for was not sent.
    */
-  private Future<Response> loadLibrary() {
-    return send(Request.cmd(Command.FUNCTION).arg("LOAD").arg(Script.LIBRARY.code()))
+  private static Future<Response> loadLibrary(Server server) {
+    return server.send(Request.cmd(Command.FUNCTION).arg("LOAD").arg(Script.LIBRARY.code()), ReplicaWait.NONE, false)
         .recover(failure -> replyStarts(failure, "ERR Library '" + Script.LIBRARY.name() + "' already exists")
             ? Future.succeededFuture()
             : Future.failedFuture(new StoreException("Redis: the function library did not load: " + failure.getMessage(),
                 false, failure)));
   }
 
-  /** A connection of its own, for SUBSCRIBE; the caller owns it and reconnects when it ends. */
+  /**
+   * A connection of its own, for SUBSCRIBE; the caller owns it and reconnects when it ends. On a
+   * cluster, to any primary: every node hears every PUBLISH of the cluster.
+   */
   public Future<RedisConnection> connect() {
-    return client.get().connect().timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(RedisStore::toStoreFailure);
+    if (single != null) {
+      return single.connect();
+    }
+    String endpoint = slots.anyPrimary();
+    return endpoint != null ? server(endpoint).connect() : refreshSlots().compose(read -> connect());
   }
 
   public Future<Void> close() {
-    if (connection != null && connection.succeeded()) {
-      connection.result().close();
-    }
     closed = true;
-    return client.get().close();
+    List<Future<Void>> closing = new ArrayList<>();
+    if (single != null) {
+      closing.add(single.close());
+    }
+    servers.values().forEach(server -> closing.add(server.close()));
+    return Future.join(closing).mapEmpty();
   }
 
   /**
@@ -310,29 +300,12 @@ public final class RedisStore {
 
   /** Whether the failure is Redis' error reply starting with {@code prefix}. */
   private static boolean replyStarts(Throwable failure, String prefix) {
+    return errorReply(failure).startsWith(prefix);
+  }
+
+  /** Redis' error reply that failed the call, or "" for a failure of another kind. */
+  private static String errorReply(Throwable failure) {
     Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
-    return cause.getMessage() != null && cause.getMessage().startsWith(prefix);
+    return VertxInternals.isRedisErrorReply(cause) && cause.getMessage() != null ? cause.getMessage() : "";
   }
-
-  private static <T> Future<T> toStoreFailure(Throwable failure) {
-    if (failure instanceof StoreException) {
-      return Future.failedFuture(failure);
-    }
-    if (VertxInternals.isRedisErrorReply(failure)) {
-      // Redis refused the command for a state of its own (loading its data after a restart, out of
-      // memory, a replica, busy): nothing was done, try again later. Any other error reply is a
-      // command or script that failed inside Redis.
-      String message = String.valueOf(failure.getMessage());
-      // (a script refused by a replica, before Redis 7, reports it inside its error: it wrote nothing)
-      boolean refused = REFUSALS.stream().anyMatch(message::startsWith) || message.contains("-READONLY ");
-      return Future.failedFuture(new StoreException("Redis: " + message, !refused, !refused, failure));
-    }
-    boolean sent = !VertxInternals.isNotConnected(failure);
-    return Future.failedFuture(new StoreException("Redis: " + failure.getMessage(), sent, failure));
-  }
-
-  /** Error replies by which Redis refuses a command without running it. */
-  private static final List<String> REFUSALS = List.of("LOADING", "BUSY", "OOM", "READONLY", "MASTERDOWN",
-      "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF");
-
 }

@@ -6,15 +6,16 @@ import io.vertx.redis.client.RedisRole;
 import java.util.List;
 
 /**
- * Which Redis a node uses: one server, or the primary that a set of Redis Sentinels names (found
- * again through them after a failover).
+ * Which Redis a node uses: one server, the primary that a set of Redis Sentinels names (found
+ * again through them after a failover), or a Redis Cluster.
  *
  * @param mode       how the endpoints are read
- * @param endpoints  {@code redis://[user:password@]host:port}: the server, or the sentinels
+ * @param endpoints  {@code redis://[user:password@]host:port}: the server, the sentinels, or
+ *                   cluster nodes to learn the cluster from (seeds)
  * @param masterName the name the sentinels monitor the primary by (sentinel mode), else null
  */
 public record RedisTarget(Mode mode, List<String> endpoints, String masterName) {
-  public enum Mode { STANDALONE, SENTINEL }
+  public enum Mode { STANDALONE, SENTINEL, CLUSTER }
 
   public RedisTarget {
     endpoints = List.copyOf(endpoints);
@@ -24,7 +25,14 @@ public record RedisTarget(Mode mode, List<String> endpoints, String masterName) 
     return new RedisTarget(Mode.STANDALONE, List.of(url), null);
   }
 
-  /** The client options that reach it (pool, timeouts and network options are the caller's). */
+  public static RedisTarget cluster(List<String> seeds) {
+    return new RedisTarget(Mode.CLUSTER, seeds, null);
+  }
+
+  /**
+   * The client options that reach it (pool, timeouts and network options are the caller's); on a
+   * cluster, each primary is reached as a server of its own (see {@link RedisStore}).
+   */
   RedisOptions options() {
     RedisOptions options = new RedisOptions().setEndpoints(endpoints);
     if (mode == Mode.SENTINEL) {

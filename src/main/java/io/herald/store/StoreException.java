@@ -31,6 +31,12 @@ public final class StoreException extends RuntimeException implements ClientFail
     this.unreplicated = unreplicated;
   }
 
+  /** Redis' WAIT after writes that were done failed: whether replicas took them is not known. */
+  static StoreException unreplicated(Throwable waitFailure) {
+    return new StoreException("Redis: the WAIT for replicas failed: " + waitFailure.getMessage(), true, false, true,
+        waitFailure);
+  }
+
   /** Redis' WAIT saw {@code acked} replicas take the writes, fewer than {@code wait} asks for. */
   static StoreException unreplicated(int acked, ReplicaWait wait) {
     return new StoreException("Redis: " + acked + " of " + wait.replicas() + " replicas took the writes within "

@@ -10,7 +10,10 @@ import io.vertx.core.http.WebSocketFrameType;
 import io.vertx.core.http.impl.ws.WebSocketFrameImpl;
 import io.vertx.core.internal.buffer.BufferInternal;
 import io.vertx.core.net.impl.ConnectionBase;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.impl.RequestImpl;
 import java.net.ConnectException;
+import java.util.List;
 
 /**
  * Every place Herald relies on what Vert.x does not offer as API: its implementation classes and
@@ -76,6 +79,14 @@ public final class VertxInternals {
       offset = end;
     } while (offset < length);
     return true;
+  }
+
+  /**
+   * The keys of a Redis command, as the client's table of commands locates them (for a script call,
+   * those it declares), for routing it on a cluster.
+   */
+  public static List<byte[]> keysOf(Request request) {
+    return ((RequestImpl) request).keys();
   }
 
   /**

@@ -289,7 +289,7 @@ final class BenchClient {
 
   /** CPU seconds each process has used so far. */
   CpuTimes cpu() {
-    return new CpuTimes(BenchGateway.cpuSeconds(gateway.gatewayProcess()), BenchGateway.cpuSeconds(gateway.redisProcess()),
+    return new CpuTimes(BenchGateway.cpuSeconds(gateway.gatewayProcess()), gateway.redisCpuSeconds(),
         BenchGateway.cpuSeconds(ProcessHandle.current()));
   }
 

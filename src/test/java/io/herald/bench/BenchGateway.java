@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -28,25 +29,46 @@ final class BenchGateway implements AutoCloseable {
   private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
 
   private final Path dir;
+  /** Its own Redis, or null on Redis servers the caller started (and closes). */
   private final RedisProcess redis;
+  private final String redisUrl;
+  private final List<ProcessHandle> redisProcesses;
   private final Process herald;
   private final int port;
 
-  private BenchGateway(Path dir, RedisProcess redis, Process herald, int port) {
+  private BenchGateway(Path dir, RedisProcess redis, String redisUrl, List<ProcessHandle> redisProcesses, Process herald,
+      int port) {
     this.dir = dir;
     this.redis = redis;
+    this.redisUrl = redisUrl;
+    this.redisProcesses = redisProcesses;
     this.herald = herald;
     this.port = port;
   }
 
   static BenchGateway start() throws IOException {
     Path dir = Files.createTempDirectory("herald-bench-");
+    RedisProcess redis = RedisProcess.start(redisServer(), dir.resolve("redis"), 0, "everysec");
+    return launch(dir, System.getenv().getOrDefault("HERALD_BENCH_CONFIG", "{}"), redis, redis.url(),
+        List.of(redis.handle()), Map.of("HERALD_REDIS_URL", redis.url()));
+  }
+
+  /**
+   * A gateway on Redis servers the caller started and closes (a Sentinel set, a cluster): its
+   * herald.json {@code config} names them; {@code redisUrl} is one to read figures from, and
+   * {@code redisProcesses} are all of them, for their CPU time.
+   */
+  static BenchGateway startOn(String config, String redisUrl, List<ProcessHandle> redisProcesses) throws IOException {
+    return launch(Files.createTempDirectory("herald-bench-"), config, null, redisUrl, redisProcesses, Map.of());
+  }
+
+  private static BenchGateway launch(Path dir, String config, RedisProcess redis, String redisUrl,
+      List<ProcessHandle> redisProcesses, Map<String, String> environment) throws IOException {
     int port;
     try (ServerSocket socket = new ServerSocket(0)) {
       port = socket.getLocalPort();
     }
-    Files.writeString(dir.resolve("herald.json"), System.getenv().getOrDefault("HERALD_BENCH_CONFIG", "{}"));
-    RedisProcess redis = RedisProcess.start(redisServer(), dir.resolve("redis"), 0, "everysec");
+    Files.writeString(dir.resolve("herald.json"), config);
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xms1g", "-Xmx1g"));
     command.addAll(List.of(System.getenv().getOrDefault("HERALD_JVM_OPTS", "").split(" ")).stream()
@@ -54,9 +76,9 @@ final class BenchGateway implements AutoCloseable {
     command.addAll(List.of("-jar", "target/herald.jar", "--config", dir.resolve("herald.json").toString()));
     ProcessBuilder builder = new ProcessBuilder(command)
         .redirectErrorStream(true).redirectOutput(dir.resolve("herald.log").toFile());
-    builder.environment().put("HERALD_REDIS_URL", redis.url());
+    builder.environment().putAll(environment);
     builder.environment().put("HERALD_HTTP_PORT", String.valueOf(port));
-    return new BenchGateway(dir, redis, builder.start(), port);
+    return new BenchGateway(dir, redis, redisUrl, redisProcesses, builder.start(), port);
   }
 
   static File redisServer() {
@@ -70,15 +92,16 @@ final class BenchGateway implements AutoCloseable {
   }
 
   String redisUrl() {
-    return redis.url();
+    return redisUrl;
   }
 
   ProcessHandle gatewayProcess() {
     return herald.toHandle();
   }
 
-  ProcessHandle redisProcess() {
-    return redis.handle();
+  /** CPU seconds every Redis server of the gateway has used so far. */
+  double redisCpuSeconds() {
+    return redisProcesses.stream().mapToDouble(BenchGateway::cpuSeconds).sum();
   }
 
   /** Waits until the gateway answers {@code /health/ready}. */
@@ -126,7 +149,9 @@ final class BenchGateway implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    redis.close();
+    if (redis != null) {
+      redis.close();
+    }
     // the AOF of a run is hundreds of MB
     try (Stream<Path> files = Files.walk(dir)) {
       files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());

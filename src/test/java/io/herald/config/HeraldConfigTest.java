@@ -91,12 +91,12 @@ class HeraldConfigTest {
   }
 
   @Test
-  @DisplayName("redis settings that do not fit their mode are refused naming the field; cluster is refused until supported")
+  @DisplayName("redis settings that do not fit their mode are refused naming the field")
   void badRedisModes() {
     List<String> sentinel = fields(new JsonObject().put("mode", "sentinel").put("url", "redis://x:1"));
     assertEquals(List.of("redis.endpoints", "redis.masterName", "redis.url"), sentinel);
-    assertEquals(List.of("redis.mode"), fields(new JsonObject().put("mode", "cluster")
-        .put("endpoints", List.of("redis://x:1"))));
+    assertEquals(List.of("redis.endpoints", "redis.masterName"), fields(new JsonObject().put("mode", "cluster")
+        .put("masterName", "m")));
     assertEquals(List.of("redis.masterName", "redis.endpoints"), fields(new JsonObject().put("masterName", "m")
         .put("endpoints", List.of("redis://x:1", "redis://y:1"))));
     assertEquals(List.of("redis.endpoints"), fields(new JsonObject().put("mode", "sentinel")
@@ -104,6 +104,14 @@ class HeraldConfigTest {
     assertEquals(List.of("redis.mode"), fields(new JsonObject().put("mode", "replicated")));
     assertEquals(List.of("redis.endpoints"), fields(new JsonObject().put("mode", "sentinel")
         .put("endpoints", List.of("redis://s1:26379", "redis://s2")).put("masterName", "m")));
+  }
+
+  @Test
+  @DisplayName("redis.mode cluster reads cluster nodes to learn the cluster from (seeds) from endpoints")
+  void clusterMode() {
+    HeraldConfig config = HeraldConfig.from(new JsonObject().put("redis", new JsonObject().put("mode", "cluster")
+        .put("endpoints", List.of("redis://10.0.0.1:7000", "redis://10.0.0.2:7000"))));
+    assertEquals(RedisTarget.cluster(List.of("redis://10.0.0.1:7000", "redis://10.0.0.2:7000")), config.redis().target());
   }
 
   @Test

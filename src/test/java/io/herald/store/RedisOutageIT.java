@@ -186,6 +186,16 @@ class RedisOutageIT {
   }
 
   @Test
+  @DisplayName("a node whose Redis died stops all the same (figures it could not send are left to the next full sync)")
+  void stopsWithRedisDown() {
+    TestNode other = TestNode.start(redis);
+    assertEquals(200, other.http().publish("t/stop", new JsonObject().put("payload", 1)).status());
+    redis.kill();
+    other.close();
+    redis.restart();
+  }
+
+  @Test
   @DisplayName("a subscription whose network path goes silent is pinged, found dead and replaced: long polls are woken again")
   void silentSubscriptionReplaced() throws Exception {
     try (FreezingProxy proxy = new FreezingProxy(Integer.parseInt(redis.url().replaceAll(".*:", "")));

@@ -6,12 +6,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.Http;
 import io.herald.testing.Http.Reply;
+import io.herald.testing.LoadRun;
 import io.herald.testing.Places;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -94,5 +100,50 @@ class ReplicaWaitIT {
       assertEquals(200, again.status(), again.body());
       assertEquals("ALREADY_ACKED", again.results().getJsonObject(0).getString("status"));
     });
+  }
+
+  @Test
+  @DisplayName("an ack retried through another node while the replica is still stopped is not confirmed ALREADY_ACKED: the first ack is not on a replica")
+  void retriedAckWaitsForTheFirstOne() {
+    assertEquals(200, http.publish("orders", new JsonObject().put("payload", 1)).status());
+    String ackId = http.poll("billing", new JsonObject().put("maxEvents", 1)).ackIds().get(0);
+    try (TestNode other = TestNode.start(primary, new JsonObject().put("redis", new JsonObject().put("url", primary.url())
+        .put("waitReplicas", 1).put("waitTimeoutMs", 300)))) {
+      replica.pause();
+      assertEquals("OUTCOME_UNKNOWN", http.ack("billing", ackId).errorCode());
+      Reply retried = other.http().ack("billing", ackId);
+      assertEquals(503, retried.status(), "the retry found the ack done, but not replicated: " + retried.body());
+      replica.resume();
+      Reply again = other.http().ack("billing", ackId);
+      assertEquals("ALREADY_ACKED", again.results().getJsonObject(0).getString("status"), again.body());
+    }
+  }
+
+  @Test
+  @DisplayName("while publishes wait for a stopped replica, polls through the same verticle go on")
+  void pollsDoNotQueueBehindWaits() throws Exception {
+    try (TestNode single = TestNode.start(primary, new JsonObject().put("http", new JsonObject().put("instances", 1))
+        .put("redis", new JsonObject().put("url", primary.url()).put("waitReplicas", 1).put("waitTimeoutMs", 999)))) {
+      // a WAIT holds its connection 999 ms: a poll queued behind it would exceed the 1 s Redis timeout
+      assertEquals(201, single.http().putConsumer("poller", LoadRun.consumerSettings("orders")).status());
+      replica.pause();
+      ExecutorService publishers = Executors.newFixedThreadPool(4);
+      List<Future<?>> publishing = new ArrayList<>();
+      for (int p = 0; p < 4; p++) {
+        publishing.add(publishers.submit(() -> {
+          for (int i = 0; i < 2; i++) {
+            assertEquals(503, single.http().publish("orders", new JsonObject().put("payload", i)).status());
+          }
+        }));
+      }
+      while (publishing.stream().anyMatch(f -> !f.isDone())) {
+        Reply poll = single.http().poll("poller", new JsonObject().put("maxEvents", 1));
+        assertEquals(200, poll.status(), "a poll queued behind WAITs: " + poll.body());
+      }
+      for (Future<?> f : publishing) {
+        f.get();
+      }
+      publishers.shutdown();
+    }
   }
 }

@@ -28,6 +28,8 @@ public final class LoadRun {
   public final Set<String> confirmed = ConcurrentHashMap.newKeySet();
   /** eventIds whose ack answered ACKED. */
   public final Set<String> acked = ConcurrentHashMap.newKeySet();
+  /** eventIds answered ACKED more than once: processed twice by a consumer that trusts ACKED. */
+  public final Set<String> ackedAgain = ConcurrentHashMap.newKeySet();
   /** eventIds of acks that failed (503): done or not, nobody knows. */
   public final Set<String> maybeAcked = ConcurrentHashMap.newKeySet();
   /** eventIds of every event received. */

@@ -34,7 +34,9 @@ public final class TestRedis implements AutoCloseable {
   public static TestRedis start(String appendfsync) {
     try {
       Path dir = Files.createTempDirectory("herald-redis-");
-      return new TestRedis(RedisProcess.start(executable(), dir, 0, appendfsync), dir);
+      // a replica's first sync (ReplicaWaitIT) starts at once, not after the 5 s Redis waits for more by default
+      return new TestRedis(RedisProcess.start(executable(), dir, 0, appendfsync,
+          List.of("--repl-diskless-sync-delay", "0")), dir);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -50,9 +52,27 @@ public final class TestRedis implements AutoCloseable {
       Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() ->
           RedisCli.send(replica.url(), Request.cmd(Command.INFO).arg("replication")).toString()
               .contains("master_link_status:up"));
+      awaitAcknowledged(primary.url(), 1);
       return replica;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Waits until {@code replicas} replicas of the primary at {@code url} acknowledge its writes (a
+   * replica just synced may take a while: it rewrites its AOF first), so that a test's first WAIT
+   * does not time out on it.
+   */
+  static void awaitAcknowledged(String url, int replicas) {
+    awaitAcknowledged(url, replicas, "herald-test:replicated");
+  }
+
+  /** As {@link #awaitAcknowledged(String, int)}, writing {@code key} (on a cluster, one the primary serves). */
+  static void awaitAcknowledged(String url, int replicas, String key) {
+    RedisCli.send(url, Request.cmd(Command.SET).arg(key).arg("1"));
+    if (RedisCli.send(url, Request.cmd(Command.WAIT).arg(replicas).arg(30_000)).toInteger() < replicas) {
+      throw new IllegalStateException("the replicas of " + url + " do not acknowledge its writes");
     }
   }
 
@@ -77,6 +97,10 @@ public final class TestRedis implements AutoCloseable {
 
   public String url() {
     return process.url();
+  }
+
+  public ProcessHandle process() {
+    return process.handle();
   }
 
   /** SIGKILL, as in a crash. */

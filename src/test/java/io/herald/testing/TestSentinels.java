@@ -47,7 +47,9 @@ public final class TestSentinels implements AutoCloseable {
       throw new UncheckedIOException(e);
     }
     try {
-      RedisProcess primary = RedisProcess.start(executable, set.root.resolve("primary"), 0, "everysec");
+      // (a replica's first sync starts at once, not after the 5 s Redis waits for more replicas by default)
+      RedisProcess primary = RedisProcess.start(executable, set.root.resolve("primary"), 0, "everysec",
+          List.of("--repl-diskless-sync-delay", "0"));
       set.servers.put(primary.port(), primary);
       for (int r = 1; r <= 2; r++) {
         RedisProcess replica = RedisProcess.start(executable, set.root.resolve("replica" + r), 0, "everysec",
@@ -73,6 +75,7 @@ public final class TestSentinels implements AutoCloseable {
           set.servers.values().stream().filter(server -> server != primary).allMatch(replica ->
               RedisCli.send(replica.url(), Request.cmd(Command.INFO).arg("replication")).toString()
                   .contains("master_link_status:up")));
+      TestRedis.awaitAcknowledged(primary.url(), 2);
       // every sentinel knows both replicas (it learns them from the primary) before anyone relies on a failover
       Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() ->
           set.sentinels.stream().allMatch(s -> RedisCli.send(s.url(),
@@ -88,6 +91,14 @@ public final class TestSentinels implements AutoCloseable {
   /** The sentinels' URLs, for {@code redis.endpoints}. */
   public JsonArray endpoints() {
     return new JsonArray(sentinels.stream().map(RedisProcess::url).toList());
+  }
+
+  /** Every process of the set (data servers and sentinels), e.g. for their CPU time. */
+  public List<ProcessHandle> processes() {
+    List<ProcessHandle> all = new ArrayList<>();
+    servers.values().forEach(server -> all.add(server.handle()));
+    sentinels.forEach(sentinel -> all.add(sentinel.handle()));
+    return all;
   }
 
   /** The port of the primary, as the first sentinel names it. */

@@ -19,6 +19,7 @@ import io.vertx.redis.client.Request;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -61,6 +62,16 @@ class VertxInternalsIT {
     Throwable refused = failureOf("redis://127.0.0.1:" + freePort(), Request.cmd(Command.PING));
     assertTrue(VertxInternals.isNotConnected(refused), String.valueOf(refused));
     assertFalse(VertxInternals.isRedisErrorReply(refused));
+  }
+
+  @Test
+  @DisplayName("a command's keys are located as Redis locates them: a script call's declared keys, none for PUBLISH")
+  void keysOfCommands() {
+    assertEquals(List.of("k1", "k2"), VertxInternals.keysOf(Request.cmd(Command.FCALL).arg("f").arg(2).arg("k1").arg("k2")
+        .arg("a1")).stream().map(String::new).toList());
+    assertEquals(List.of("h"), VertxInternals.keysOf(Request.cmd(Command.HSET).arg("h").arg("f").arg("v")).stream()
+        .map(String::new).toList());
+    assertEquals(List.of(), VertxInternals.keysOf(Request.cmd(Command.PUBLISH).arg("channel").arg("m")));
   }
 
   @Test

@@ -1,0 +1,147 @@
+package io.herald.bench;
+
+import io.herald.testing.RedisCli;
+import io.herald.testing.TestCluster;
+import io.herald.testing.TestRedis;
+import io.herald.testing.TestSentinels;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Not a test: Herald (the fat jar, one node) on one Redis, on a Sentinel set (1 primary, 2
+ * replicas) and on a Redis Cluster (3 primaries, 1 replica each), the last two with and without
+ * {@code redis.waitReplicas: 1}; every Redis server on AOF everysec.
+ *
+ * <pre>bench/topologies [events=60000] [rounds=1] [topologies=standalone,sentinel,sentinel-wait,cluster,cluster-wait]</pre>
+ *
+ * {@value #CONSUMERS} consumers, each of its own topic; {@code events} events published in
+ * requests of 100 spread over the topics, each consumer polling batches of up to 100 (long polls)
+ * and acking each batch by its batchAckId. Prints consumed+acked events/s, the CPU per event of the
+ * gateway and of all Redis servers together (replicas and sentinels included), and each primary's
+ * share of the script calls (INFO commandstats: fcall, evalsha, eval).
+ */
+public final class TopologyBenchmark {
+  private static final int CONSUMERS = 30;
+
+  public static void main(String[] args) throws Exception {
+    int events = args.length > 0 ? Integer.parseInt(args[0]) : 60_000;
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+    List<String> topologies = List.of((args.length > 2 ? args[2]
+        : "standalone,sentinel,sentinel-wait,cluster,cluster-wait").split(","));
+    System.out.println("topology       round  events/s  gateway µs/event  redis µs/event  script calls per primary (share)");
+    for (int round = 1; round <= rounds; round++) {
+      for (String topology : topologies) {
+        run(topology, round, events);
+      }
+    }
+    System.exit(0);
+  }
+
+  private static void run(String topology, int round, int events) throws Exception {
+    int wait = topology.endsWith("-wait") ? 1 : 0;
+    if (topology.startsWith("cluster")) {
+      try (TestCluster cluster = TestCluster.start()) {
+        JsonObject redis = new JsonObject().put("mode", "cluster").put("endpoints", cluster.endpoints())
+            .put("waitReplicas", wait);
+        measure(topology, round, events, redis, cluster.primaries(), cluster.processes());
+      }
+    } else if (topology.startsWith("sentinel")) {
+      try (TestSentinels set = TestSentinels.start()) {
+        JsonObject redis = new JsonObject().put("mode", "sentinel").put("endpoints", set.endpoints())
+            .put("masterName", TestSentinels.MASTER).put("waitReplicas", wait);
+        measure(topology, round, events, redis, List.of(set.primaryUrl()), set.processes());
+      }
+    } else {
+      try (TestRedis one = TestRedis.start()) {
+        measure(topology, round, events, new JsonObject().put("url", one.url()), List.of(one.url()),
+            List.of(one.process()));
+      }
+    }
+  }
+
+  private static void measure(String topology, int round, int events, JsonObject redis, List<String> primaries,
+      List<ProcessHandle> processes) throws Exception {
+    String config = new JsonObject().put("redis", redis.put("timeoutMs", 5000)).encode();
+    try (BenchGateway gateway = BenchGateway.startOn(config, primaries.get(0), processes)) {
+      BenchClient client = new BenchClient(gateway);
+      List<String> consumers = new ArrayList<>();
+      for (int c = 0; c < CONSUMERS; c++) {
+        consumers.add(client.createConsumer("load/" + c));
+      }
+      long[] before = scriptCalls(primaries);
+      BenchClient.CpuTimes cpu = client.cpu();
+      long start = System.nanoTime();
+      AtomicLong acked = new AtomicLong();
+      Promise<Void> done = Promise.promise();
+      client.vertx.runOnContext(v -> {
+        for (String consumer : consumers) {
+          consume(client, consumer, acked, events, done);
+        }
+        client.publishEach(events, first -> "load/" + (first / BenchClient.EVENTS_PER_REQUEST % CONSUMERS),
+            i -> new JsonObject().put("payload", new JsonObject().put("i", i).put("pad", "x".repeat(200))))
+            .onFailure(done::tryFail);
+      });
+      done.future().await();
+      double seconds = (System.nanoTime() - start) / 1e9;
+      BenchClient.CpuTimes after = client.cpu();
+      long[] calls = scriptCalls(primaries);
+      long total = 0;
+      for (int i = 0; i < calls.length; i++) {
+        calls[i] -= before[i];
+        total += calls[i];
+      }
+      StringBuilder shares = new StringBuilder();
+      for (long c : calls) {
+        shares.append(String.format("%,d (%.0f %%) ", c, 100.0 * c / total));
+      }
+      System.out.printf("%-14s %5d %9.0f %17.1f %15.1f  %s%n", topology, round, events / seconds,
+          (after.gateway() - cpu.gateway()) * 1e6 / events, (after.redis() - cpu.redis()) * 1e6 / events, shares);
+    }
+  }
+
+  /** Long polls of up to 100 events, each batch acked by its batchAckId, until {@code events} were acked in all. */
+  private static void consume(BenchClient client, String consumer, AtomicLong acked, int events, Promise<Void> done) {
+    if (acked.get() >= events) {
+      done.tryComplete();
+      return;
+    }
+    client.call(HttpMethod.POST, "/v1/consumers/" + consumer + "/poll",
+            new JsonObject().put("maxEvents", 100).put("waitMs", 1000).toBuffer())
+        .compose(batch -> {
+          int size = batch.getJsonArray("events").size();
+          if (size == 0) {
+            return Future.succeededFuture();
+          }
+          Buffer ack = new JsonObject().put("batchAckIds", new JsonArray().add(batch.getString("batchAckId"))).toBuffer();
+          return client.call(HttpMethod.POST, "/v1/consumers/" + consumer + "/acks", ack)
+              .onSuccess(ok -> {
+                if (acked.addAndGet(size) >= events) {
+                  done.tryComplete();
+                }
+              });
+        })
+        .onComplete(next -> {
+          if (next.failed()) {
+            done.tryFail(next.cause());
+          } else {
+            consume(client, consumer, acked, events, done);
+          }
+        });
+  }
+
+  private static long[] scriptCalls(List<String> primaries) {
+    long[] calls = new long[primaries.size()];
+    for (int i = 0; i < calls.length; i++) {
+      String url = primaries.get(i);
+      calls[i] = RedisCli.calls(url, "fcall") + RedisCli.calls(url, "evalsha") + RedisCli.calls(url, "eval");
+    }
+    return calls;
+  }
+}
