@@ -35,8 +35,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Request;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -163,7 +161,7 @@ public final class HttpApiVerticle extends VerticleBase {
   }
 
   private void ready(RoutingContext ctx) {
-    services.store().send(Request.cmd(Command.PING)).onComplete(done -> {
+    services.store().ping().onComplete(done -> {
       if (done.succeeded()) {
         Responses.json(ctx, 200, new JsonObject().put("status", "UP"));
       } else {

@@ -9,13 +9,12 @@ import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 
 /**
  * Which primary serves each hash slot of a Redis Cluster, as the cluster last told ({@code CLUSTER
- * SLOTS}); read again when a server answers MOVED or cannot be reached. Safe to use from any thread:
- * the table is replaced whole.
+ * SLOTS}); read again when a server answers MOVED or cannot be reached, and every few seconds. Safe
+ * to use from any thread: the table is replaced whole.
  */
 final class ClusterSlots {
   /** A table read at most this often: a storm of MOVED replies during a migration reads it once. */
@@ -26,6 +25,8 @@ final class ClusterSlots {
   private volatile String[] primaries = new String[HashSlots.COUNT];
   /** Every server the cluster named (primaries and replicas), to ask for the table. */
   private volatile List<String> known = List.of();
+  /** The server last found unreachable: asked for the table last. */
+  private volatile String unreachable;
   private Future<Void> refreshing;
   private long refreshedAt;
 
@@ -41,10 +42,17 @@ final class ClusterSlots {
     return primaries[slot];
   }
 
-  /** A primary to send a command without keys to (each time another, so they share the load). */
-  String anyPrimary() {
+  /**
+   * The primary for commands without keys (TIME, PING, PUBLISH, SUBSCRIBE): always the one of slot
+   * 0 while it serves, so that a node reads Redis' clock from one server, not from each in turn.
+   */
+  String keylessPrimary() {
+    String first = primaries[0];
+    if (first != null) {
+      return first;
+    }
     List<String> all = primaries();
-    return all.isEmpty() ? null : all.get(ThreadLocalRandom.current().nextInt(all.size()));
+    return all.isEmpty() ? null : all.get(0);
   }
 
   /** Every primary the table names. */
@@ -54,6 +62,11 @@ final class ClusterSlots {
     return new ArrayList<>(all);
   }
 
+  /** Whether the table names {@code endpoint} (a primary or a replica), or it is a seed. */
+  boolean names(String endpoint) {
+    return known.contains(endpoint) || seeds.contains(endpoint);
+  }
+
   /** A MOVED reply: {@code slot} is served by {@code endpoint} now (the rest is read again too). */
   void moved(int slot, String endpoint) {
     String[] table = primaries.clone();
@@ -61,14 +74,32 @@ final class ClusterSlots {
     primaries = table;
   }
 
-  /** The endpoint of a redirection's "host:port", with the seeds' scheme and credentials. */
-  String endpoint(String hostPort) {
+  /** {@code endpoint} could not be reached: it is asked for the table last. */
+  void unreachable(String endpoint) {
+    unreachable = endpoint;
+  }
+
+  /**
+   * The endpoint a redirection's "host:port" names, with the seeds' scheme and credentials; an
+   * empty host means the host of the server that answered.
+   */
+  String redirection(String hostPort, String answeredBy) {
+    return endpoint(hostPort.startsWith(":") ? hostOf(answeredBy) + hostPort : hostPort);
+  }
+
+  private String endpoint(String hostPort) {
     return scheme + hostPort;
+  }
+
+  private static String hostOf(String endpoint) {
+    String address = endpoint.substring(endpoint.lastIndexOf('@') + 1).replaceFirst("^.*://", "");
+    return address.replaceFirst(":\\d+/?$", "");
   }
 
   /**
    * Reads the table again from the first server that answers (those it named before, then the
-   * seeds), through {@code ask}; one reading at a time, at most one per 100 ms.
+   * seeds, the one last found unreachable at the end), through {@code ask}; one reading at a time,
+   * at most one per 100 ms.
    */
   synchronized Future<Void> refresh(Function<String, Future<Response>> ask) {
     if (refreshing != null && (!refreshing.isComplete() || System.nanoTime() - refreshedAt < MIN_REFRESH_NANOS)) {
@@ -77,6 +108,10 @@ final class ClusterSlots {
     refreshedAt = System.nanoTime();
     Set<String> candidates = new LinkedHashSet<>(known);
     candidates.addAll(seeds);
+    String last = unreachable;
+    if (last != null && candidates.remove(last)) {
+      candidates.add(last);
+    }
     refreshing = readFrom(new ArrayList<>(candidates), 0, ask, null);
     return refreshing;
   }
@@ -95,20 +130,19 @@ final class ClusterSlots {
 
   /**
    * {@code CLUSTER SLOTS}: per range, its first and last slot, then the primary's host, port and
-   * id, then each replica's. An empty host means the server that answered.
+   * id, then each replica's. A host that is empty, "?" or null means the server that answered.
    */
   private void read(Response reply, String answeredBy) {
     String[] table = new String[HashSlots.COUNT];
     Set<String> servers = new LinkedHashSet<>();
-    String answeringHost = answeredBy.substring(answeredBy.lastIndexOf('@') + 1).replaceFirst("^.*://", "")
-        .replaceFirst(":\\d+/?$", "");
     for (Response range : reply) {
       int from = range.get(0).toInteger();
       int to = range.get(1).toInteger();
       for (int n = 2; n < range.size(); n++) {
         Response node = range.get(n);
-        String host = node.get(0).toString();
-        String endpoint = endpoint((host.isEmpty() || host.equals("?") ? answeringHost : host) + ":" + node.get(1).toInteger());
+        String host = node.get(0) == null ? "" : node.get(0).toString();
+        String endpoint = endpoint((host.isEmpty() || host.equals("?") ? hostOf(answeredBy) : host)
+            + ":" + node.get(1).toInteger());
         servers.add(endpoint);
         if (n == 2) {
           Arrays.fill(table, from, to + 1, endpoint);
@@ -116,7 +150,7 @@ final class ClusterSlots {
       }
     }
     if (servers.isEmpty()) {
-      throw new IllegalStateException("the cluster node " + answeredBy + " serves no slots yet");
+      throw new IllegalStateException("the cluster node " + RedisTarget.masked(answeredBy) + " serves no slots yet");
     }
     primaries = table;
     known = List.copyOf(servers);

@@ -1,6 +1,7 @@
 package io.herald.store;
 
 import io.herald.vertx.VertxInternals;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -27,10 +28,17 @@ import java.util.function.Consumer;
  * migration costs retries, not errors.
  */
 public final class RedisStore {
-  /** Redirections and retries of one call before it fails (503 STORE_UNAVAILABLE). */
+  /** MOVED and ASK redirections of one call before it fails (503 STORE_UNAVAILABLE). */
   private static final int REDIRECTS = 16;
-  /** Between two tries of a call refused with TRYAGAIN or CLUSTERDOWN, or with no primary known. */
+  /**
+   * The first wait before a call refused with TRYAGAIN or CLUSTERDOWN, or whose primary is unknown
+   * or unreachable, is tried again; it doubles up to {@link #MAX_RETRY_MS}, and the call is tried
+   * until its timeout would pass.
+   */
   private static final long RETRY_MS = 25;
+  private static final long MAX_RETRY_MS = 400;
+  /** How often a cluster's slot table is read again besides when a call finds it wrong. */
+  private static final long REFRESH_MS = 5000;
   private final Vertx vertx;
   private final int poolSize;
   private final long timeoutMs;
@@ -41,6 +49,7 @@ public final class RedisStore {
   private final ClusterSlots slots;
   private final Map<String, Server> servers = new ConcurrentHashMap<>();
   private volatile boolean closed;
+  private final long refreshTimer;
   private Consumer<String> spoolWatcher = consumer -> {};
   /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
   private volatile boolean noFunctions;
@@ -59,6 +68,8 @@ public final class RedisStore {
     boolean cluster = target.mode() == RedisTarget.Mode.CLUSTER;
     this.single = cluster ? null : new Server(vertx, target.options(), this.poolSize, timeoutMs, pipelined);
     this.slots = cluster ? new ClusterSlots(target.endpoints()) : null;
+    // a primary replaced at a new address answers no MOVED to the calls that still go to the old one
+    this.refreshTimer = cluster ? vertx.setPeriodic(REFRESH_MS, t -> refreshSlots()) : -1;
   }
 
   /** A store for one verticle: all its commands pipelined on one connection (per shard). */
@@ -126,55 +137,107 @@ public final class RedisStore {
     if (single != null) {
       return call.on(single, false);
     }
-    return attempt(key == null ? -1 : HashSlots.of(key), call, null, false, REDIRECTS);
+    Context caller = vertx.getOrCreateContext();
+    return attempt(new Attempt(key == null ? -1 : HashSlots.of(key), call, caller,
+        System.nanoTime() + timeoutMs * 1_000_000), null, false, REDIRECTS, RETRY_MS);
   }
 
-  /** @param endpoint where a redirection sent it, else null: the slot table's primary */
-  private Future<Response> attempt(int slot, Call call, String endpoint, boolean asking, int left) {
-    String address = endpoint != null ? endpoint : slot < 0 ? slots.anyPrimary() : slots.primaryOf(slot);
+  /** One call's route: its slot (-1: any primary), and until when it may be tried again. */
+  private record Attempt(int slot, Call call, Context caller, long deadlineNanos) {}
+
+  /**
+   * @param endpoint where a redirection sent it, else null: the slot table's primary
+   * @param retryMs  the wait before the next try, if it comes to one
+   */
+  private Future<Response> attempt(Attempt attempt, String endpoint, boolean asking, int redirects, long retryMs) {
+    if (closed) {
+      return Future.failedFuture(new StoreException("Redis: the store is closed", false, null));
+    }
+    int slot = attempt.slot();
+    String address = endpoint != null ? endpoint : slot < 0 ? slots.keylessPrimary() : slots.primaryOf(slot);
     if (address == null) {
       // no table yet, or a slot no primary serves: read the table, then try again
-      return left == 0 ? Future.failedFuture(new StoreException("Redis Cluster: no primary serves slot " + slot, false, null))
-          : refreshSlots().transform(read -> later(() -> attempt(slot, call, null, false, left - 1)));
+      return retry(attempt, retryMs, new StoreException("Redis Cluster: no primary serves slot " + slot, false, null), true);
     }
-    return call.on(server(address), asking).recover(failure -> {
+    return attempt.call().on(server(address), asking).recover(failure -> {
       String reply = errorReply(failure);
-      if (left == 0 || closed) {
-        return Future.failedFuture(failure);
-      }
       if (reply.startsWith("MOVED ") || reply.startsWith("ASK ")) {
         String[] parts = reply.split(" ");
-        String to = slots.endpoint(parts[2]);
+        if (redirects == 0 || parts.length < 3) {
+          return Future.failedFuture(failure);
+        }
+        String to = slots.redirection(parts[2], address);
         if (parts[0].equals("MOVED")) {
           slots.moved(Integer.parseInt(parts[1]), to);
           refreshSlots();
         }
-        return attempt(slot, call, to, parts[0].equals("ASK"), left - 1);
+        return attempt(attempt, to, parts[0].equals("ASK"), redirects - 1, retryMs);
       }
       if (reply.startsWith("TRYAGAIN") || reply.startsWith("CLUSTERDOWN")) {
-        return later(() -> attempt(slot, call, null, false, left - 1));
+        // refused, not run: a migration in progress, or a failover
+        return retry(attempt, retryMs, failure, false);
       }
-      if (reply.isEmpty() && failure instanceof StoreException store && !store.sent()) {
-        // the server could not be reached: it may have failed over; the table tells
-        return refreshSlots().transform(read -> later(() -> attempt(slot, call, null, false, left - 1)));
+      if (reply.isEmpty() && failure instanceof StoreException store && !store.sent()
+          && VertxInternals.isNotConnected(failure)) {
+        // not sent: the primary may have failed over, or moved; the table tells
+        slots.unreachable(address);
+        return retry(attempt, retryMs, failure, true);
+      }
+      if (reply.isEmpty()) {
+        // no answer (the call may have run: never sent again), but the table may be wrong
+        refreshSlots();
       }
       return Future.failedFuture(failure);
     });
   }
 
-  private Future<Response> later(java.util.function.Supplier<Future<Response>> call) {
-    Promise<Response> promise = Promise.promise();
-    vertx.setTimer(RETRY_MS, t -> call.get().onComplete(promise));
-    return promise.future();
+  /**
+   * Tries the call again after {@code retryMs} (reading the table first when {@code reread}), on
+   * the caller's context, unless that would pass its timeout: then fails with {@code failure}.
+   */
+  private Future<Response> retry(Attempt attempt, long retryMs, Throwable failure, boolean reread) {
+    if (System.nanoTime() + retryMs * 1_000_000 > attempt.deadlineNanos() || closed) {
+      return Future.failedFuture(failure);
+    }
+    Promise<Response> again = Promise.promise();
+    Future<Void> read = reread ? refreshSlots() : Future.succeededFuture();
+    // a table read another thread started completes on its context: back to the caller's
+    read.onComplete(done -> attempt.caller().runOnContext(v -> vertx.setTimer(retryMs, t ->
+        attempt(attempt, null, false, REDIRECTS, Math.min(retryMs * 2, MAX_RETRY_MS)).onComplete(again))));
+    return again.future();
   }
 
+  /** Reads the slot table again; servers of endpoints it no longer names are closed. */
   private Future<Void> refreshSlots() {
-    return slots.refresh(endpoint -> server(endpoint).send(ClusterSlots.slotsRequest(), ReplicaWait.NONE, false));
+    return slots.refresh(endpoint -> server(endpoint).send(ClusterSlots.slotsRequest(), ReplicaWait.NONE, false))
+        .onSuccess(read -> servers.keySet().stream().filter(endpoint -> !slots.names(endpoint)).toList()
+            .forEach(gone -> {
+              Server server = servers.remove(gone);
+              // after a call's timeout: its calls in flight end as they would have
+              vertx.setTimer(timeoutMs, t -> server.close());
+            }));
   }
 
   private Server server(String endpoint) {
     return servers.computeIfAbsent(endpoint, address -> new Server(vertx,
         RedisTarget.standalone(address).options(), poolSize, timeoutMs, pipelined));
+  }
+
+  /**
+   * Whether every primary answers PING (the one server outside a cluster): a node is ready only
+   * while each shard is reachable.
+   */
+  public Future<Void> ping() {
+    if (single != null) {
+      return single.send(Request.cmd(Command.PING), ReplicaWait.NONE, false).mapEmpty();
+    }
+    List<String> primaries = slots.primaries();
+    if (primaries.isEmpty()) {
+      return refreshSlots().compose(read -> slots.primaries().isEmpty()
+          ? Future.failedFuture(new StoreException("Redis Cluster: no primary known", false, null)) : ping());
+    }
+    return Future.all(primaries.stream().map(endpoint -> server(endpoint)
+        .send(Request.cmd(Command.PING), ReplicaWait.NONE, false)).toList()).mapEmpty();
   }
 
   /**
@@ -266,12 +329,13 @@ public final class RedisStore {
     if (single != null) {
       return single.connect();
     }
-    String endpoint = slots.anyPrimary();
+    String endpoint = slots.keylessPrimary();
     return endpoint != null ? server(endpoint).connect() : refreshSlots().compose(read -> connect());
   }
 
   public Future<Void> close() {
     closed = true;
+    vertx.cancelTimer(refreshTimer);
     List<Future<Void>> closing = new ArrayList<>();
     if (single != null) {
       closing.add(single.close());

@@ -43,11 +43,16 @@ public record RedisTarget(Mode mode, List<String> endpoints, String masterName) 
     return options;
   }
 
+  /** A Redis URL with its credentials hidden, for logs and messages. */
+  static String masked(String url) {
+    return url.replaceAll("//[^@/]*@", "//***@");
+  }
+
   @Override
   public String toString() {
     // a Redis URL may carry a password
     return mode.name().toLowerCase(java.util.Locale.ROOT) + " " + String.join(",",
-        endpoints.stream().map(url -> url.replaceAll("//[^@/]*@", "//***@")).toList())
+        endpoints.stream().map(RedisTarget::masked).toList())
         + (masterName == null ? "" : " master " + masterName);
   }
 }

@@ -60,7 +60,9 @@ final class Server {
         .setMaxPoolWaiting(poolSize * 256)
         .setMaxWaitingHandlers(4096)
         .setNetClientOptions(new NetClientOptions()
-            .setConnectTimeout((int) Math.min(timeoutMs, Integer.MAX_VALUE))
+            // well within a call's timeout: a refused or unreachable server is told as such (nothing
+            // sent), so that a cluster's table is read again, not a timeout (the call may have run)
+            .setConnectTimeout((int) Math.max(50, Math.min(timeoutMs / 2, Integer.MAX_VALUE)))
             .setTcpNoDelay(true)
             .setTcpKeepAlive(true));
     this.client.set(Redis.createClient(vertx, options));

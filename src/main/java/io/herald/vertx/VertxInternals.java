@@ -13,6 +13,7 @@ import io.vertx.core.net.impl.ConnectionBase;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.impl.RequestImpl;
 import java.net.ConnectException;
+import java.net.NoRouteToHostException;
 import java.util.List;
 
 /**
@@ -105,11 +106,13 @@ public final class VertxInternals {
    */
   public static boolean isNotConnected(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof ConnectException) {
+      // (netty's unreachable host is a NoRouteToHostException, not a ConnectException)
+      if (t instanceof ConnectException || t instanceof NoRouteToHostException) {
         return true;
       }
     }
     String message = String.valueOf(failure.getMessage());
-    return message.contains("Connection refused") || message.contains("Cannot connect");
+    return message.contains("Connection refused") || message.contains("Cannot connect")
+        || message.contains("No route to host");
   }
 }

@@ -12,6 +12,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -23,7 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * {@value #CONSUMERS} consumers, each of its own topic; {@code events} events published in
  * requests of 100 spread over the topics, each consumer polling batches of up to 100 (long polls)
- * and acking each batch by its batchAckId. Prints consumed+acked events/s, the CPU per event of the
+ * and acking each batch by its batchAckId, after a warm-up of a quarter as many. Prints consumed+acked events/s, the CPU per event of the
  * gateway and of all Redis servers together (replicas and sentinels included), and each primary's
  * share of the script calls (INFO commandstats: fcall, evalsha, eval).
  */
@@ -35,7 +36,8 @@ public final class TopologyBenchmark {
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 1;
     List<String> topologies = List.of((args.length > 2 ? args[2]
         : "standalone,sentinel,sentinel-wait,cluster,cluster-wait").split(","));
-    System.out.println("topology       round  events/s  gateway µs/event  redis µs/event  script calls per primary (share)");
+    System.out.println("topology       round  events/s  gateway µs/event  redis µs/event"
+        + "  script calls per primary: per-consumer + others (share)");
     for (int round = 1; round <= rounds; round++) {
       for (String topology : topologies) {
         run(topology, round, events);
@@ -75,41 +77,60 @@ public final class TopologyBenchmark {
       for (int c = 0; c < CONSUMERS; c++) {
         consumers.add(client.createConsumer("load/" + c));
       }
-      long[] before = scriptCalls(primaries);
+      load(client, consumers, events / 4); // warm-up: the JIT, the connections
+      long[][] before = scriptCalls(primaries);
       BenchClient.CpuTimes cpu = client.cpu();
-      long start = System.nanoTime();
-      AtomicLong acked = new AtomicLong();
-      Promise<Void> done = Promise.promise();
-      client.vertx.runOnContext(v -> {
-        for (String consumer : consumers) {
-          consume(client, consumer, acked, events, done);
-        }
-        client.publishEach(events, first -> "load/" + (first / BenchClient.EVENTS_PER_REQUEST % CONSUMERS),
-            i -> new JsonObject().put("payload", new JsonObject().put("i", i).put("pad", "x".repeat(200))))
-            .onFailure(done::tryFail);
-      });
-      done.future().await();
-      double seconds = (System.nanoTime() - start) / 1e9;
+      double seconds = load(client, consumers, events);
       BenchClient.CpuTimes after = client.cpu();
-      long[] calls = scriptCalls(primaries);
+      long[][] calls = scriptCalls(primaries);
       long total = 0;
       for (int i = 0; i < calls.length; i++) {
-        calls[i] -= before[i];
-        total += calls[i];
+        calls[i][0] -= before[i][0];
+        calls[i][1] -= before[i][1];
+        total += calls[i][0] + calls[i][1];
       }
       StringBuilder shares = new StringBuilder();
-      for (long c : calls) {
-        shares.append(String.format("%,d (%.0f %%) ", c, 100.0 * c / total));
+      for (long[] c : calls) {
+        shares.append(String.format("%,d+%,d (%.0f %%) ", c[0], c[1], 100.0 * (c[0] + c[1]) / total));
       }
       System.out.printf("%-14s %5d %9.0f %17.1f %15.1f  %s%n", topology, round, events / seconds,
           (after.gateway() - cpu.gateway()) * 1e6 / events, (after.redis() - cpu.redis()) * 1e6 / events, shares);
     }
   }
 
-  /** Long polls of up to 100 events, each batch acked by its batchAckId, until {@code events} were acked in all. */
-  private static void consume(BenchClient client, String consumer, AtomicLong acked, int events, Promise<Void> done) {
+  /**
+   * Publishes {@code events} events over the consumers' topics and waits until all were acked and
+   * every consumer's loop stopped (none still polling into the next phase).
+   */
+  private static double load(BenchClient client, List<String> consumers, int events) {
+    long start = System.nanoTime();
+    AtomicLong lastAck = new AtomicLong();
+    AtomicLong acked = new AtomicLong();
+    AtomicInteger polling = new AtomicInteger(consumers.size());
+    Promise<Void> done = Promise.promise();
+    client.vertx.runOnContext(v -> {
+      for (String consumer : consumers) {
+        consume(client, consumer, acked, events, polling, lastAck, done);
+      }
+      client.publishEach(events, first -> "load/" + (first / BenchClient.EVENTS_PER_REQUEST % CONSUMERS),
+          i -> new JsonObject().put("payload", new JsonObject().put("i", i).put("pad", "x".repeat(200))))
+          .onFailure(done::tryFail);
+    });
+    done.future().await();
+    // from the first publish to the last ack (the loops then stop within a long poll's wait)
+    return (lastAck.get() - start) / 1e9;
+  }
+
+  /**
+   * Long polls of up to 100 events, each batch acked by its batchAckId, until {@code events} were
+   * acked in all; the last loop to stop completes {@code done}.
+   */
+  private static void consume(BenchClient client, String consumer, AtomicLong acked, int events, AtomicInteger polling,
+      AtomicLong lastAck, Promise<Void> done) {
     if (acked.get() >= events) {
-      done.tryComplete();
+      if (polling.decrementAndGet() == 0) {
+        done.tryComplete();
+      }
       return;
     }
     client.call(HttpMethod.POST, "/v1/consumers/" + consumer + "/poll",
@@ -122,25 +143,28 @@ public final class TopologyBenchmark {
           Buffer ack = new JsonObject().put("batchAckIds", new JsonArray().add(batch.getString("batchAckId"))).toBuffer();
           return client.call(HttpMethod.POST, "/v1/consumers/" + consumer + "/acks", ack)
               .onSuccess(ok -> {
-                if (acked.addAndGet(size) >= events) {
-                  done.tryComplete();
-                }
+                acked.addAndGet(size);
+                lastAck.set(System.nanoTime());
               });
         })
         .onComplete(next -> {
           if (next.failed()) {
             done.tryFail(next.cause());
           } else {
-            consume(client, consumer, acked, events, done);
+            consume(client, consumer, acked, events, polling, lastAck, done);
           }
         });
   }
 
-  private static long[] scriptCalls(List<String> primaries) {
-    long[] calls = new long[primaries.size()];
+  /**
+   * Per primary, its calls of the per-consumer scripts (functions: fcall) and of the others (the
+   * due index, the ledger, idempotency claims: evalsha, eval).
+   */
+  private static long[][] scriptCalls(List<String> primaries) {
+    long[][] calls = new long[primaries.size()][];
     for (int i = 0; i < calls.length; i++) {
       String url = primaries.get(i);
-      calls[i] = RedisCli.calls(url, "fcall") + RedisCli.calls(url, "evalsha") + RedisCli.calls(url, "eval");
+      calls[i] = new long[] {RedisCli.calls(url, "fcall"), RedisCli.calls(url, "evalsha") + RedisCli.calls(url, "eval")};
     }
     return calls;
   }

@@ -24,7 +24,7 @@ class SchedulersIT extends GatewayTest {
     String topic = unique("sched");
     String consumer = consumer(new JsonObject().put("ackTimeoutMs", 5000).put("maxPollRecords", 1000)
         .put("redelivery", new JsonObject().put("initialDelayMs", 0)), topic);
-    try (TestNode nodeC = TestNode.start(redis)) {
+    try (TestNode nodeC = startNode()) {
       JsonObject events = events(new Object[EVENTS]);
       http().publish(topic, events);
       assertEquals(EVENTS, nodeC.http().poll(consumer, new JsonObject().put("maxEvents", EVENTS)).events().size());

@@ -10,27 +10,69 @@ import org.junit.jupiter.api.TestInfo;
 
 /**
  * One real Redis and two gateway nodes on it for a test class (configured by its {@link NodeConfig},
- * if any); each test uses fresh names.
+ * if any); each test uses fresh names. A class annotated {@link OnTopology} runs on a Sentinel set
+ * or a Redis Cluster instead (then {@link #redis} is null: its tests must not read Redis directly).
  */
 public abstract class GatewayTest {
   protected static TestRedis redis;
   protected static TestNode nodeA;
   protected static TestNode nodeB;
+  private static AutoCloseable topology;
+  /** The nodes' herald.json, its redis section naming the topology's servers (but on one server). */
+  private static JsonObject nodeTree;
 
   @BeforeAll
-  static void startGateway(TestInfo test) {
-    NodeConfig config = test.getTestClass().map(c -> c.getAnnotation(NodeConfig.class)).orElse(null);
+  static void startGateway(TestInfo test) throws Exception {
+    Class<?> testClass = test.getTestClass().orElseThrow();
+    NodeConfig config = annotation(testClass, NodeConfig.class);
     JsonObject tree = config == null ? new JsonObject() : new JsonObject(config.value());
-    redis = TestRedis.start();
-    nodeA = TestNode.start(redis, tree);
-    nodeB = TestNode.start(redis, tree);
+    OnTopology on = testClass.getAnnotation(OnTopology.class);
+    if (on == null) {
+      redis = TestRedis.start();
+      topology = redis;
+      nodeTree = tree;
+      nodeA = TestNode.start(redis, tree);
+      nodeB = TestNode.start(redis, tree);
+      return;
+    }
+    redis = null;
+    JsonObject redisTree = tree.getJsonObject("redis", new JsonObject()).copy();
+    if (on.value() == OnTopology.Topology.CLUSTER) {
+      TestCluster cluster = TestCluster.start();
+      topology = cluster;
+      redisTree.put("mode", "cluster").put("endpoints", cluster.endpoints());
+    } else {
+      TestSentinels sentinels = TestSentinels.start();
+      topology = sentinels;
+      redisTree.put("mode", "sentinel").put("endpoints", sentinels.endpoints()).put("masterName", TestSentinels.MASTER);
+    }
+    tree.put("redis", redisTree);
+    nodeTree = tree;
+    nodeA = TestNode.start(tree);
+    nodeB = TestNode.start(tree);
+  }
+
+  /** The class's annotation, or its nearest superclass'. */
+  private static <A extends java.lang.annotation.Annotation> A annotation(Class<?> type, Class<A> kind) {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      A found = c.getAnnotation(kind);
+      if (found != null) {
+        return found;
+      }
+    }
+    return null;
   }
 
   @AfterAll
-  static void stopGateway() {
+  static void stopGateway() throws Exception {
     nodeB.close();
     nodeA.close();
-    redis.close();
+    topology.close();
+  }
+
+  /** One more node like nodeA and nodeB, on the same Redis; the test closes it. */
+  protected static TestNode startNode() {
+    return redis != null ? TestNode.start(redis, nodeTree) : TestNode.start(nodeTree);
   }
 
   protected static Http http() {

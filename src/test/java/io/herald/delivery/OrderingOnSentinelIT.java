@@ -1,0 +1,8 @@
+package io.herald.delivery;
+
+import io.herald.testing.OnTopology;
+import io.herald.testing.OnTopology.Topology;
+
+/** {@link OrderingIT}'s tests on a Redis Sentinel set: 1 primary, 2 replicas, 3 sentinels. */
+@OnTopology(Topology.SENTINEL)
+class OrderingOnSentinelIT extends OrderingIT {}

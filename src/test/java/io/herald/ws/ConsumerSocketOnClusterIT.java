@@ -1,0 +1,8 @@
+package io.herald.ws;
+
+import io.herald.testing.OnTopology;
+import io.herald.testing.OnTopology.Topology;
+
+/** {@link ConsumerSocketIT}'s tests on a Redis Cluster of 3 primaries with a replica each. */
+@OnTopology(Topology.CLUSTER)
+class ConsumerSocketOnClusterIT extends ConsumerSocketIT {}
