@@ -1,6 +1,5 @@
 package io.herald.redelivery;
 
-import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.vertx.core.Vertx;
@@ -32,6 +31,7 @@ public final class DueTimes {
 
   private final Vertx vertx;
   private final RedisStore store;
+  private final DueIndex index;
   /** Consumer → the earliest time to file, gathering for the next call. */
   private Map<String, Long> gathering = new HashMap<>();
   private boolean failing;
@@ -39,6 +39,7 @@ public final class DueTimes {
   public DueTimes(Vertx vertx, RedisStore store) {
     this.vertx = vertx;
     this.store = store;
+    this.index = DueIndex.of(store);
   }
 
   /** Files {@code at} (Redis time; -1: nothing to file) for {@code consumer}. */
@@ -55,12 +56,14 @@ public final class DueTimes {
   private void send() {
     Map<String, Long> filings = gathering;
     gathering = new HashMap<>();
-    List<Object> args = new ArrayList<>();
+    // one call per shard of the index
+    Map<Integer, List<Object>> shards = new HashMap<>();
     filings.forEach((consumer, at) -> {
+      List<Object> args = shards.computeIfAbsent(index.shardOf(consumer), shard -> new ArrayList<>());
       args.add(consumer);
       args.add(at);
     });
-    store.eval(Script.DUE_LOWER, List.of(Keys.DUE, Keys.DUE_VERSIONS), args)
+    shards.forEach((shard, args) -> store.eval(Script.DUE_LOWER, index.keys(shard), args)
         .onSuccess(ok -> {
           if (failing) {
             failing = false;
@@ -72,7 +75,11 @@ public final class DueTimes {
             failing = true;
             LOG.log(System.Logger.Level.WARNING, "Could not schedule timed work (trying again): " + failure.getMessage());
           }
-          vertx.setTimer(RETRY_MS, t -> filings.forEach(this::file));
-        });
+          vertx.setTimer(RETRY_MS, t -> {
+            for (int i = 0; i < args.size(); i += 2) {
+              file((String) args.get(i), (Long) args.get(i + 1));
+            }
+          });
+        }));
   }
 }

@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * The redelivery scheduler. The due index ({@link Keys#DUE}) holds, per consumer, when its timed
+ * The redelivery scheduler. The due index ({@link DueIndex}) holds, per consumer, when its timed
  * work (a deadline, a backoff, a retention expiry) next falls due; each tick takes the consumers
  * that are due now, runs their scheduler step (one script each, bounded), and files their next due
  * time. A tick costs what is due, not what is pending; idle consumers cost nothing. Every node
@@ -30,6 +30,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private final int batchSize;
   private final long sweepMs;
   private RedisStore store;
+  private DueIndex index;
   private boolean stopped;
   private boolean failing;
   private long sweepTimer;
@@ -46,6 +47,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     store = stores.get();
+    index = DueIndex.of(store);
     vertx.setTimer(tickMs, t -> tick());
     sweepTimer = vertx.setPeriodic(sweepMs, t -> sweep());
     return Future.succeededFuture();
@@ -62,12 +64,11 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
     if (stopped) {
       return;
     }
-    store.eval(Script.DUE_LIST, List.of(Keys.DUE), List.of(batchSize))
-        .compose(due -> {
-          List<String> consumers = new ArrayList<>();
-          due.forEach(name -> consumers.add(name.toString()));
-          return work(consumers).map(consumers.size());
-        })
+    List<Future<Boolean>> shards = new ArrayList<>();
+    for (int shard = 0; shard < index.shards(); shard++) {
+      shards.add(tick(shard));
+    }
+    Future.all(shards)
         .onComplete(done -> {
           // said once when ticks start failing and once when they work again, not every tick
           if (done.failed() != failing) {
@@ -76,27 +77,36 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
                 ? "Redelivery scheduler ticks fail: " + done.cause().getMessage() : "Redelivery scheduler ticks work again");
           }
           // a full batch means more is due: go on at once
-          boolean more = done.succeeded() && done.result() == batchSize;
+          boolean more = done.succeeded() && shards.stream().anyMatch(Future::result);
           if (!stopped) {
             vertx.setTimer(more ? 1 : tickMs, t -> tick());
           }
         });
   }
 
-  /** Runs the scheduler step of each consumer and files its next due time. */
-  private Future<Void> work(List<String> consumers) {
+  /** One shard of the index: the consumers due now, worked on; true when it had a full batch of them. */
+  private Future<Boolean> tick(int shard) {
+    List<String> keys = index.keys(shard);
+    return store.eval(Script.DUE_LIST, keys.subList(0, 1), List.of(batchSize)).compose(due -> {
+      List<String> consumers = new ArrayList<>();
+      due.forEach(name -> consumers.add(name.toString()));
+      return work(keys, consumers).map(consumers.size() == batchSize);
+    });
+  }
+
+  /** Runs the scheduler step of each consumer and files its next due time in the shard {@code keys} name. */
+  private Future<Void> work(List<String> keys, List<String> consumers) {
     if (consumers.isEmpty()) {
       return Future.succeededFuture();
     }
-    Request versions = Request.cmd(Command.HMGET).arg(Keys.DUE_VERSIONS);
+    Request versions = Request.cmd(Command.HMGET).arg(keys.get(1));
     consumers.forEach(versions::arg);
     return store.send(versions).compose(seen -> {
       List<Future<Response>> steps = new ArrayList<>();
       for (int i = 0; i < consumers.size(); i++) {
         String consumer = consumers.get(i);
         String version = seen.get(i) == null ? "" : seen.get(i).toString();
-        steps.add(step(consumer).compose(next -> store.eval(Script.DUE_UPDATE, List.of(Keys.DUE, Keys.DUE_VERSIONS),
-            List.of(consumer, next, version))));
+        steps.add(step(consumer).compose(next -> store.eval(Script.DUE_UPDATE, keys, List.of(consumer, next, version))));
       }
       return Future.join(steps).mapEmpty();
     });
@@ -112,7 +122,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
     for (String consumer : directory.all().keySet()) {
       step(consumer)
           .compose(next -> next < 0 ? Future.succeededFuture()
-              : store.eval(Script.DUE_LOWER, List.of(Keys.DUE, Keys.DUE_VERSIONS), List.of(consumer, next)))
+              : store.eval(Script.DUE_LOWER, index.keysOf(consumer), List.of(consumer, next)))
           .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG, "Sweep of " + consumer + " failed: " + failure));
     }
   }

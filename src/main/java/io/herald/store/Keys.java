@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Keys {
   /** HASH consumer name → settings JSON: the list every node loads. */
   public static final String CONSUMERS = "herald:consumers";
-  /** ZSET consumer name → the time its scheduler work is next due. */
+  /** ZSET consumer name → the time its scheduler work is next due (the index in one piece). */
   public static final String DUE = "herald:{sched}:due";
   /** HASH consumer name → version, bumped whenever the due time is lowered. */
   public static final String DUE_VERSIONS = "herald:{sched}:versions";
@@ -93,6 +93,18 @@ public final class Keys {
   /** The ledger holds the consumer's scripts realized (KEYS[19] of the per-consumer scripts). */
   public static String realized(String consumer) {
     return prefix(consumer) + "realized";
+  }
+
+  /**
+   * The due index's keys, {@link #DUE} and {@link #DUE_VERSIONS}, of shard {@code shard} of
+   * {@code shards} ({@code herald:{sched:<shard>}:...} when there are several: a slot each).
+   */
+  public static List<String> due(int shard, int shards) {
+    if (shards == 1) {
+      return List.of(DUE, DUE_VERSIONS);
+    }
+    String p = "herald:{sched:" + shard + "}:";
+    return List.of(p + "due", p + "versions");
   }
 
   /**

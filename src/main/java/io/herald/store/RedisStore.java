@@ -109,6 +109,11 @@ public final class RedisStore {
     return this;
   }
 
+  /** Whether it talks to a Redis Cluster. */
+  public boolean isCluster() {
+    return single == null;
+  }
+
   /** Sends a command to the server of its first key (any primary for one without keys). */
   public Future<Response> send(Request request) {
     return send(request, ReplicaWait.NONE);
