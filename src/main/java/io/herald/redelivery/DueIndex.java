@@ -4,6 +4,7 @@ import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.stream.IntStream;
 import java.util.zip.CRC32;
 
 /**
@@ -12,10 +13,15 @@ import java.util.zip.CRC32;
  * so that no one primary takes every node's filings and ticks. Every node of a cluster derives the
  * same shards from the consumer's name.
  *
- * @param shards how many indexes there are
+ * @param shards    how many indexes there are
+ * @param shardKeys each one's keys (made once: finding them takes a few hashes)
  */
-public record DueIndex(int shards) {
+public record DueIndex(int shards, List<List<String>> shardKeys) {
   static final int CLUSTER_SHARDS = 16;
+
+  public DueIndex(int shards) {
+    this(shards, IntStream.range(0, shards).mapToObj(shard -> Keys.due(shard, shards)).toList());
+  }
 
   /** The index of the Redis {@code store} talks to. */
   public static DueIndex of(RedisStore store) {
@@ -34,7 +40,7 @@ public record DueIndex(int shards) {
 
   /** The keys of one shard, as the due scripts take them: the index, then its versions. */
   public List<String> keys(int shard) {
-    return Keys.due(shard, shards);
+    return shardKeys.get(shard);
   }
 
   /** The keys of the shard holding {@code consumer}'s entry. */

@@ -4,12 +4,12 @@ package io.herald.store;
  * Redis Cluster's hash slot of a key: CRC16 (XMODEM) of the key, or of its hash tag (the first
  * {@code {...}} with something inside), modulo 16384.
  */
-final class HashSlots {
-  static final int COUNT = 16384;
+public final class HashSlots {
+  public static final int COUNT = 16384;
 
   private HashSlots() {}
 
-  static int of(byte[] key) {
+  public static int of(byte[] key) {
     int open = indexOf(key, (byte) '{', 0);
     if (open >= 0) {
       int close = indexOf(key, (byte) '}', open + 1);

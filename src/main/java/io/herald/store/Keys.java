@@ -97,14 +97,24 @@ public final class Keys {
 
   /**
    * The due index's keys, {@link #DUE} and {@link #DUE_VERSIONS}, of shard {@code shard} of
-   * {@code shards} ({@code herald:{sched:<shard>}:...} when there are several: a slot each).
+   * {@code shards}: when there are several, {@code herald:{sched:<shard>:<n>}:...}, n the first
+   * number that puts the shard's slot in its own nth of the 16384 slots, so that the shards spread
+   * evenly over a cluster's primaries (whose slot ranges are about even) whatever their names hash
+   * to. Every node finds the same n.
    */
   public static List<String> due(int shard, int shards) {
     if (shards == 1) {
       return List.of(DUE, DUE_VERSIONS);
     }
-    String p = "herald:{sched:" + shard + "}:";
-    return List.of(p + "due", p + "versions");
+    int from = shard * HashSlots.COUNT / shards;
+    int to = (shard + 1) * HashSlots.COUNT / shards;
+    for (int n = 0; ; n++) {
+      String tag = "sched:" + shard + ":" + n;
+      int slot = HashSlots.of(tag.getBytes(StandardCharsets.UTF_8));
+      if (slot >= from && slot < to) {
+        return List.of("herald:{" + tag + "}:due", "herald:{" + tag + "}:versions");
+      }
+    }
   }
 
   /**

@@ -13,11 +13,11 @@ import java.util.Set;
  * 2 replicas, 3 sentinels with down-after-milliseconds 1000), with and without
  * {@code redis.waitReplicas: 1}.
  *
- * <pre>bench/failover [rounds=3] [publishers=8] [loadSeconds=3]</pre>
+ * <pre>bench/failover [rounds=3] [publishers=8] [eventsBefore=3000]</pre>
  *
  * Each round starts a fresh set and two gateway nodes (in this process), publishes through one
  * ({@code publishers} HTTP publishers, one event each) and polls, acks and nacks through the other
- * for {@code loadSeconds}, kills the primary, goes on until 1,000 more publishes were confirmed,
+ * until {@code eventsBefore} publishes were confirmed, kills the primary, goes on until 1,000 more publishes were confirmed,
  * then counts on the new primary: confirmed events missing (neither held nor acked), acks answered
  * ACKED that were lost (the event held again), and the longest stop in confirmed publishes.
  */
@@ -27,24 +27,24 @@ public final class FailoverBenchmark {
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
     int publishers = args.length > 1 ? Integer.parseInt(args[1]) : 8;
-    long loadMs = (args.length > 2 ? Long.parseLong(args[2]) : 3) * 1000;
+    int before = args.length > 2 ? Integer.parseInt(args[2]) : 3000;
     System.out.println("waitReplicas round  confirmed/s  confirmed  lost  acked  acks lost  stop ms");
     for (int wait : new int[] {0, 1}) {
       for (int round = 1; round <= rounds; round++) {
-        run(wait, round, publishers, loadMs);
+        run(wait, round, publishers, before);
       }
     }
     System.exit(0);
   }
 
-  private static void run(int waitReplicas, int round, int publishers, long loadMs) throws InterruptedException {
+  private static void run(int waitReplicas, int round, int publishers, int before) {
     try (TestSentinels set = TestSentinels.start();
         TestNode a = TestNode.start(config(set, waitReplicas));
         TestNode b = TestNode.start(config(set, waitReplicas))) {
       a.http().putConsumer("billing", LoadRun.consumerSettings(TOPIC));
       LoadRun load = LoadRun.start(a.http(), TOPIC, b.http(), "billing", publishers);
       long started = System.nanoTime();
-      Thread.sleep(loadMs); // a benchmark's load period, not a wait for a condition
+      load.awaitConfirmed(before);
       double rate = load.confirmed.size() / ((System.nanoTime() - started) / 1e9);
       set.killPrimary();
       load.awaitConfirmed(1000);

@@ -3,7 +3,9 @@ package io.herald.redelivery;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.store.HashSlots;
 import io.herald.store.Keys;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -41,5 +43,16 @@ class DueIndexTest {
       tags.add(tag);
     }
     assertEquals(16, tags.size());
+  }
+
+  @Test
+  @DisplayName("shard n's slot is in the nth sixteenth of the slots: the shards spread evenly over a cluster's primaries")
+  void shardsSpreadOverTheSlots() {
+    DueIndex sharded = new DueIndex(DueIndex.CLUSTER_SHARDS);
+    for (int shard = 0; shard < 16; shard++) {
+      String key = sharded.keys(shard).get(0);
+      int slot = HashSlots.of(key.getBytes(StandardCharsets.UTF_8));
+      assertEquals(shard, slot / 1024, key + " in slot " + slot);
+    }
   }
 }
