@@ -166,13 +166,7 @@ final class Server {
   /** {@code herald:{<hash tag of the call's first key, or the key>}:wait}: in the call's slot. */
   private static byte[] waitKey(Request request) {
     List<byte[]> keys = VertxInternals.keysOf(request);
-    if (keys.isEmpty()) {
-      return "herald:wait".getBytes(StandardCharsets.UTF_8);
-    }
-    String key = new String(keys.get(0), StandardCharsets.UTF_8);
-    int open = key.indexOf('{');
-    int close = open < 0 ? -1 : key.indexOf('}', open + 1);
-    String tag = close > open + 1 ? key.substring(open + 1, close) : key;
+    String tag = keys.isEmpty() ? "wait" : new String(HashSlots.tagOf(keys.get(0)), StandardCharsets.UTF_8);
     return ("herald:{" + tag + "}:wait").getBytes(StandardCharsets.UTF_8);
   }
 

@@ -28,5 +28,9 @@ class HashSlotsTest {
     assertEquals(slot("c:billing"), slot("herald:{c:billing}:meta"));
     assertEquals(slot("{}foo"), HashSlots.crc16("{}foo".getBytes(StandardCharsets.UTF_8), 0, 5) & 16383, "an empty tag is no tag");
     assertEquals(slot("a{b}c{d}"), slot("b"), "the first tag only");
+    assertEquals("c:billing", new String(HashSlots.tagOf("herald:{c:billing}:meta".getBytes(StandardCharsets.UTF_8)),
+        StandardCharsets.UTF_8));
+    assertEquals("herald:consumers", new String(HashSlots.tagOf("herald:consumers".getBytes(StandardCharsets.UTF_8)),
+        StandardCharsets.UTF_8));
   }
 }
