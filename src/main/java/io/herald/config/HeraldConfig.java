@@ -62,7 +62,7 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    * @param timeoutMs a Redis call that takes longer fails (100..60000, default 5000)
    * @param replicaWait {@code redis.waitReplicas} (0..16, default 0) replicas must have taken a
    *                  publish's or a settlement's writes before it is confirmed, waiting at most
-   *                  {@code redis.waitTimeoutMs} (1..timeoutMs - 1, default 1000) for them
+   *                  {@code redis.waitTimeoutMs} (1 ms to below timeoutMs / 2, default 1000) for them
    * @param embedded  the embedded Redis, used when target is null
    */
   public record RedisConfig(RedisTarget target, int poolSize, long timeoutMs, ReplicaWait replicaWait,
@@ -200,10 +200,11 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     int poolSize = (int) redis.integer("poolSize", 8, 1, 1024);
     long timeoutMs = redis.integer("timeoutMs", 5000, 100, 60_000);
     int waitReplicas = (int) redis.integer("waitReplicas", 0, 0, 16);
-    long waitTimeoutMs = redis.integer("waitTimeoutMs", Math.min(1000, timeoutMs - 1), 1, 60_000);
-    if (waitTimeoutMs >= timeoutMs) {
-      // the call would time out first, and drop a connection that was only waiting
-      redis.error("waitTimeoutMs", "must be below redis.timeoutMs (" + timeoutMs + ")");
+    long waitTimeoutMs = redis.integer("waitTimeoutMs", Math.min(1000, (timeoutMs - 1) / 2), 1, 30_000);
+    if (2 * waitTimeoutMs >= timeoutMs) {
+      // a confirmed call may wait for the WAIT in flight, then for its own: were that longer than
+      // a call's timeout, it would time out and drop connections that were only waiting
+      redis.error("waitTimeoutMs", "must be below half of redis.timeoutMs (" + timeoutMs + ")");
     }
     if (waitReplicas > 0 && target == null) {
       redis.error("waitReplicas", "needs a Redis with replicas (redis.url, endpoints or sentinels); the embedded Redis has none");

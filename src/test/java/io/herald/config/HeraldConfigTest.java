@@ -115,14 +115,14 @@ class HeraldConfigTest {
   }
 
   @Test
-  @DisplayName("redis.waitReplicas needs a Redis of one's own and a waitTimeoutMs below the call timeout")
+  @DisplayName("redis.waitReplicas needs a Redis of one's own and a waitTimeoutMs below half the call timeout")
   void replicaWaits() {
     HeraldConfig config = HeraldConfig.from(new JsonObject().put("redis", new JsonObject()
         .put("url", "redis://10.0.0.1:6379").put("waitReplicas", 1)));
     assertEquals(new ReplicaWait(1, 1000), config.redis().replicaWait(), "1 s by default");
     assertEquals(ReplicaWait.NONE.replicas(), HeraldConfig.from(new JsonObject()).redis().replicaWait().replicas());
     assertEquals(List.of("redis.waitTimeoutMs"), fields(new JsonObject().put("url", "redis://x:1")
-        .put("waitReplicas", 1).put("timeoutMs", 2000).put("waitTimeoutMs", 2000)));
+        .put("waitReplicas", 1).put("timeoutMs", 2000).put("waitTimeoutMs", 1000)));
     assertEquals(List.of("redis.waitReplicas"), fields(new JsonObject().put("waitReplicas", 1)));
     assertEquals(List.of("redis.waitReplicas"), fields(new JsonObject().put("url", "redis://x:1").put("waitReplicas", 17)));
   }

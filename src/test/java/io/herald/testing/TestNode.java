@@ -42,7 +42,10 @@ public final class TestNode implements AutoCloseable {
     JsonObject http = tree.getJsonObject("http", new JsonObject()).copy().put("port", 0);
     tree.put("http", http.put("instances", http.getInteger("instances", 2)));
     // the test's Redis, unless the test points the node elsewhere (e.g. through a proxy, or sentinels)
-    JsonObject redisTree = tree.getJsonObject("redis", new JsonObject()).copy().put("timeoutMs", 1000);
+    JsonObject redisTree = tree.getJsonObject("redis", new JsonObject()).copy();
+    if (!redisTree.containsKey("timeoutMs")) {
+      redisTree.put("timeoutMs", 1000);
+    }
     if (!redisTree.containsKey("endpoints") && !redisTree.containsKey("url")) {
       redisTree.put("url", redis.url());
     }
