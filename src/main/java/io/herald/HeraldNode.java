@@ -110,8 +110,15 @@ public final class HeraldNode {
     RedisClock clock = new RedisClock();
     ConsumerSalts salts = new ConsumerSalts();
 
+    // the configuration's consumers are written again at every start, so their writes need no
+    // replica's confirmation: a node starts while a replica is away (its publishes wait for one)
+    RedisStore startStore = redis.replicaWait().waits()
+        ? RedisStore.pooled(vertx, target, 1, redis.timeoutMs()) : nodeStore;
+    ConsumerStore declared = startStore == nodeStore ? consumers : new ConsumerStore(startStore);
+
     return nodeStore.loadFunctions()
-        .compose(ok -> Future.all(config.consumers().values().stream().map(consumers::put).toList()))
+        .compose(ok -> Future.all(config.consumers().values().stream().map(declared::put).toList()))
+        .eventually(() -> startStore == nodeStore ? Future.succeededFuture() : startStore.close())
         .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))
         .compose(ok -> directory.reload())
         .compose(ok -> BacklogUpgrade.run(nodeStore, directory.all().keySet()))

@@ -116,6 +116,19 @@ class ReplicaWaitIT {
   }
 
   @Test
+  @DisplayName("a node starts while the replica is stopped: the consumers of its configuration are written without waiting for it")
+  void startsWhileTheReplicaIsAway() {
+    replica.pause();
+    try (TestNode starting = TestNode.start(primary, new JsonObject()
+        .put("redis", new JsonObject().put("url", primary.url()).put("waitReplicas", 1).put("waitTimeoutMs", 300))
+        .put("consumers", new JsonObject().put("declared", new JsonObject().put("topics", new JsonArray().add("orders")))))) {
+      assertEquals(200, starting.http().get("/v1/admin/consumers/declared").status());
+      assertEquals("OUTCOME_UNKNOWN", starting.http().publish("orders", new JsonObject().put("payload", 1)).errorCode(),
+          "its publishes still wait for the replica");
+    }
+  }
+
+  @Test
   @DisplayName("while a publish waits for a stopped replica, polls through the same verticle go on")
   void pollsDoNotQueueBehindWaits() throws Exception {
     try (TestNode single = TestNode.start(primary, new JsonObject().put("http", new JsonObject().put("instances", 1))
