@@ -113,7 +113,7 @@ public final class HeraldNode {
     // the configuration's consumers are written again at every start, so their writes need no
     // replica's confirmation: a node starts while a replica is away (its publishes wait for one)
     RedisStore startStore = redis.replicaWait().waits()
-        ? RedisStore.pooled(vertx, target, 1, redis.timeoutMs()) : nodeStore;
+        ? RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs()) : nodeStore;
     ConsumerStore declared = startStore == nodeStore ? consumers : new ConsumerStore(startStore);
 
     return nodeStore.loadFunctions()

@@ -32,7 +32,9 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private RedisStore store;
   private DueIndex index;
   private boolean stopped;
-  private boolean failing;
+  /** Per shard of the index, whether its ticks fail now; and how many do (logged when it becomes 1, and 0). */
+  private boolean[] failing;
+  private int failingShards;
   private long sweepTimer;
 
   public RedeliverySchedulerVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory,
@@ -48,7 +50,12 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   public Future<?> start() {
     store = stores.get();
     index = DueIndex.of(store);
-    vertx.setTimer(tickMs, t -> tick());
+    failing = new boolean[index.shards()];
+    // each shard of the index ticks on its own: one whose primary is away holds up no other
+    for (int shard = 0; shard < index.shards(); shard++) {
+      int ticked = shard;
+      vertx.setTimer(tickMs, t -> tick(ticked));
+    }
     sweepTimer = vertx.setPeriodic(sweepMs, t -> sweep());
     return Future.succeededFuture();
   }
@@ -60,32 +67,31 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
     return store.close();
   }
 
-  private void tick() {
+  private void tick(int shard) {
     if (stopped) {
       return;
     }
-    List<Future<Boolean>> shards = new ArrayList<>();
-    for (int shard = 0; shard < index.shards(); shard++) {
-      shards.add(tick(shard));
-    }
-    Future.all(shards)
-        .onComplete(done -> {
-          // said once when ticks start failing and once when they work again, not every tick
-          if (done.failed() != failing) {
-            failing = done.failed();
-            LOG.log(failing ? System.Logger.Level.WARNING : System.Logger.Level.INFO, failing
-                ? "Redelivery scheduler ticks fail: " + done.cause().getMessage() : "Redelivery scheduler ticks work again");
-          }
-          // a full batch means more is due: go on at once
-          boolean more = done.succeeded() && shards.stream().anyMatch(Future::result);
-          if (!stopped) {
-            vertx.setTimer(more ? 1 : tickMs, t -> tick());
-          }
-        });
+    shardTick(shard).onComplete(done -> {
+      if (done.failed() != failing[shard]) {
+        failing[shard] = done.failed();
+        failingShards += done.failed() ? 1 : -1;
+        // said once when ticks start failing and once when they all work again, not every tick
+        if (done.failed() && failingShards == 1) {
+          LOG.log(System.Logger.Level.WARNING, "Redelivery scheduler ticks fail: " + done.cause().getMessage());
+        } else if (!done.failed() && failingShards == 0) {
+          LOG.log(System.Logger.Level.INFO, "Redelivery scheduler ticks work again");
+        }
+      }
+      // a full batch means more is due: go on at once
+      boolean more = done.succeeded() && done.result();
+      if (!stopped) {
+        vertx.setTimer(more ? 1 : tickMs, t -> tick(shard));
+      }
+    });
   }
 
   /** One shard of the index: the consumers due now, worked on; true when it had a full batch of them. */
-  private Future<Boolean> tick(int shard) {
+  private Future<Boolean> shardTick(int shard) {
     List<String> keys = index.keys(shard);
     return store.eval(Script.DUE_LIST, keys.subList(0, 1), List.of(batchSize)).compose(due -> {
       List<String> consumers = new ArrayList<>();
