@@ -54,32 +54,31 @@ public final class DueTimes {
   }
 
   private void send() {
-    Map<String, Long> filings = gathering;
-    gathering = new HashMap<>();
     // one call per shard of the index
-    Map<Integer, List<Object>> shards = new HashMap<>();
-    filings.forEach((consumer, at) -> {
-      List<Object> args = shards.computeIfAbsent(index.shardOf(consumer), shard -> new ArrayList<>());
-      args.add(consumer);
-      args.add(at);
-    });
-    shards.forEach((shard, args) -> store.eval(Script.DUE_LOWER, index.keys(shard), args)
-        .onSuccess(ok -> {
-          if (failing) {
-            failing = false;
-            LOG.log(System.Logger.Level.INFO, "Scheduling timed work works again");
-          }
-        })
-        .onFailure(failure -> {
-          if (!failing) {
-            failing = true;
-            LOG.log(System.Logger.Level.WARNING, "Could not schedule timed work (trying again): " + failure.getMessage());
-          }
-          vertx.setTimer(RETRY_MS, t -> {
-            for (int i = 0; i < args.size(); i += 2) {
-              file((String) args.get(i), (Long) args.get(i + 1));
+    Map<Integer, Map<String, Long>> shards = new HashMap<>();
+    gathering.forEach((consumer, at) -> shards.computeIfAbsent(index.shardOf(consumer), shard -> new HashMap<>())
+        .put(consumer, at));
+    gathering = new HashMap<>();
+    shards.forEach((shard, filings) -> {
+      List<Object> args = new ArrayList<>();
+      filings.forEach((consumer, at) -> {
+        args.add(consumer);
+        args.add(at);
+      });
+      store.eval(Script.DUE_LOWER, index.keys(shard), args)
+          .onSuccess(ok -> {
+            if (failing) {
+              failing = false;
+              LOG.log(System.Logger.Level.INFO, "Scheduling timed work works again");
             }
+          })
+          .onFailure(failure -> {
+            if (!failing) {
+              failing = true;
+              LOG.log(System.Logger.Level.WARNING, "Could not schedule timed work (trying again): " + failure.getMessage());
+            }
+            vertx.setTimer(RETRY_MS, t -> filings.forEach(this::file));
           });
-        }));
+    });
   }
 }

@@ -80,10 +80,7 @@ final class Server {
     if (!pipelined) {
       Redis used = client.get();
       Future<Response> call = !waits && !asking ? used.send(request) : used.connect().compose(c -> {
-        if (asking) {
-          c.send(ASKING);
-        }
-        Future<Response> reply = c.send(request);
+        Future<Response> reply = sendOn(c, request, asking);
         if (!waits) {
           return reply.eventually(c::close);
         }
@@ -101,12 +98,7 @@ final class Server {
           .recover(Server::toStoreFailure);
     }
     Future<RedisConnection> used = waits ? confirmedConnection() : connection();
-    Future<Response> call = used.compose(c -> {
-      if (asking) {
-        c.send(ASKING);
-      }
-      return c.send(request);
-    });
+    Future<Response> call = used.compose(c -> sendOn(c, request, asking));
     return (waits ? replicated(call, sharedWait(used, wait, request), wait) : call)
         .timeout(timeoutMs, TimeUnit.MILLISECONDS)
         .onFailure(failure -> {
@@ -117,6 +109,14 @@ final class Server {
           }
         })
         .recover(Server::toStoreFailure);
+  }
+
+  /** Sends {@code request} on {@code connection}, just after ASKING when {@code asking}. */
+  private static Future<Response> sendOn(RedisConnection connection, Request request, boolean asking) {
+    if (asking) {
+      connection.send(ASKING);
+    }
+    return connection.send(request);
   }
 
   /**
