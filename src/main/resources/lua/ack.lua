@@ -41,7 +41,7 @@ local function ack_all(ids, entries, seqs, sizes)
       if not n then
         statuses[i] = 'UNKNOWN'
       elseif not currentN then
-        statuses[i] = settled_status(cfg, id, seqs[i])
+        statuses[i] = settled_status(id, seqs[i])
       elseif currentN ~= n or currentSeq ~= seq or currentMark ~= mark then
         statuses[i] = 'EXPIRED'
       else
@@ -78,7 +78,7 @@ local function ack_all(ids, entries, seqs, sizes)
   if uses_ttl() then call_each('ZREM', K.ttl, acked, 1) end
   -- the next event of each acked holder's key may go out
   if uses_ordering() then release_keys(acked, hmget(K.keyof, acked)) end
-  remember_acks(cfg, ackedSeqs)
+  remember(ACKED, ackedSeqs)
   acked_count = acked_count + #acked
   return statuses
 end
@@ -130,7 +130,7 @@ local result = settle_answer(statuses, m, batches, function(rows, i)
   table.insert(rows, statuses[i])
 end)
 count({acked = acked_count})
-touch_acked()
+write_memory()
 -- room below maxUnacked: a poll held back by it may go on
 if acked_count > 0 then wake_waiter(cfg) end
 return result

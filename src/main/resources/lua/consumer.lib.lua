@@ -47,10 +47,17 @@
 -- KEYS[25] ready      ZSET   eventId -> arrival sequence: events whose turn came (their key's
 --                            holder left the queue), not handed out yet; they go out with the
 --                            backlog's head, oldest arrival first (see take_new)
--- Scripts may add keys of their own from KEYS[26] on (EXTRA_KEY).
+-- KEYS[26] memory     HASH   what the consumer remembers for a while, each field until its time in
+--                            KEYS[27]: 'h:<eventId>' an event's history (see note), 'r:<mark>' a
+--                            poll call's hand-out record (see handout_record), 'a:<k>' and 'd:<k>'
+--                            the k-th segment of its ack and drop memory (see remember)
+-- KEYS[27] forgets    ZSET   those fields -> when they go (see forget_due): one structure for what
+--                            would otherwise be keys of their own, built inside scripts, which a
+--                            Redis Cluster could not tell a script's slot by, nor migrate safely
+-- Scripts may add keys of their own from KEYS[28] on (EXTRA_KEY).
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local KEYS, ARGV, K
-local EXTRA_KEY = 26
+local EXTRA_KEY = 28
 -- Variadic commands: one redis.call for many members costs far less than one per member (each
 -- call converts its arguments, and with AOF every write call is logged on its own). Lua's C stack
 -- caps how many arguments one call may take, so long lists go in pieces of CALL_ARGS.
@@ -113,12 +120,21 @@ local CONSUMER
 local WAKE_CHANNEL_PREFIX = 'herald:wake:'
 -- Where a consumer's block is announced to every node (Keys.THROTTLE_CHANNEL).
 local THROTTLE_CHANNEL = 'herald:throttle'
--- Acked events are remembered in bitmaps of 65536 arrival sequences each, so remembering an ack
--- costs one bit rather than a sorted-set entry. The key shares the hash tag of KEYS[1] and names
--- the consumer's salt: a consumer deleted and created again starts its sequence anew, and must not
--- inherit the bits of its predecessor.
-local ACKED_SEGMENT_BITS = 65536
+-- Acked events are remembered by arrival sequence, one bit each, so remembering an ack costs a bit
+-- rather than a sorted-set entry (see remember). A consumer created anew starts its sequence anew:
+-- its memory fields name its salt, so that it never reads the bits of a predecessor of the same
+-- name (consumer_put clears those too).
+local ACKED = 'a'
+-- events dropped instead of dead-lettered or rejected, so that a late ack says so
+local DROPPED = 'd'
+-- a segment's bytes are written whole at each change: small, so that an ack writes (and replicas
+-- and the AOF receive) little
+local MEMORY_BITS = 1024
 local ACKED_MEMORY_MS = 600000
+-- Memory fields outlive their time by up to this much: the scheduler forgets a minute's at once.
+local FORGET_SLACK_MS = 60000
+-- The first 8 characters of the consumer's salt, read by settings().
+local memory_salt
 
 -- How long an event's history list lives after each entry: longer than any event is held (see
 -- note). Set from the consumer's retention by settings().
@@ -138,6 +154,7 @@ local function settings()
     'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents', 'blockedUntil', 'rateTps', 'rateBlockMs',
     'published', 'delivered', 'acked', 'spoolVersion', 'ordering')
   if not v[1] then return nil end
+  memory_salt = string.sub(v[1], 1, 8)
   held_history_ms = tonumber(v[5]) + 600000
   counters = {spooledBytes = tonumber(v[17] or '0'), spooledEvents = tonumber(v[18] or '0'),
     published = tonumber(v[22] or '0'), delivered = tonumber(v[23] or '0'), acked = tonumber(v[24] or '0'),
@@ -197,10 +214,24 @@ local function backoff(cfg, n)
   return math.min(cfg.initialDelayMs * cfg.multiplier ^ (n - 1), cfg.maxDelayMs)
 end
 
--- kind: 'acked', or 'dropped' for events dropped instead of dead-lettered or rejected
-local function memory_segment(cfg, seq, kind)
-  return string.sub(K.meta, 1, -5) .. kind .. ':' .. string.sub(cfg.salt, 1, 8) .. ':'
-    .. math.floor(seq / ACKED_SEGMENT_BITS)
+-- Redis' time in ms, read once per call (for the times memory fields are kept until).
+local call_now
+local function clock()
+  if not call_now then call_now = now_ms() end
+  return call_now
+end
+
+-- Keeps a memory field until `ms` from now.
+local function keep(field, ms)
+  redis.call('ZADD', K.forgets, string.format('%d', clock() + ms), field)
+end
+
+-- Memory fields whose time came go. Bounded by limit; returns whether more may have come.
+local function forget_due(now, limit)
+  local ended = redis.call('ZRANGEBYSCORE', K.forgets, '-inf', now, 'LIMIT', 0, limit)
+  call_each('HDEL', K.memory, ended, 1)
+  call_each('ZREM', K.forgets, ended, 1)
+  return #ended == limit
 end
 
 -- ackIds are "<eventId>.<seq>.<n>.<mark>.<token>": the event, its arrival sequence, the delivery's
@@ -233,45 +264,62 @@ end
 
 -- An event's history: one entry per thing that happened to it, "<kind> <time> ..." (history.lua
 -- reads them), kept while the event is held and HISTORY_AFTER_MS after it left. The common life of
--- an event — handed out once, acked — leaves nothing behind but its ack bit (remember_acks): its
--- hand-out is told by the hand-out record of its poll call (handout_key), which every delivery of
--- that call shares, and its ack writes nothing. Anything else (nack, extend, deadline passed,
--- failure, redrive, a redelivery) goes to a list of the event's own, the hand-out entry first; the
--- deliveries entry of an event whose list holds its current hand-out ends with LISTED, so that its
--- ack is noted there too. Keys share the consumer's hash tag.
+-- an event — handed out once, acked — leaves nothing behind but its ack bit (remember): its
+-- hand-out is told by the hand-out record of its poll call (memory field 'r:<mark>'), which every
+-- delivery of that call shares, and its ack writes nothing. Anything else (nack, extend, deadline
+-- passed, failure, redrive, a redelivery) goes to the event's list (memory field 'h:<eventId>'),
+-- the hand-out entry first; the deliveries entry of an event whose list holds its current hand-out
+-- ends with LISTED, so that its ack is noted there too.
 local HISTORY_AFTER_MS = 600000
 local LISTED = '+'
-local function history_key(id)
-  return string.sub(K.meta, 1, -5) .. 'history:' .. id
-end
 
 -- The record of one poll call's hand-outs, "<time> <deadline> <node> <via>", named by the call's
 -- mark (the first 16 hex digits of a delivery's) and kept as long as a delivery of the call may be
--- out (see poll.lua).
-local function handout_key(mark)
-  return string.sub(K.meta, 1, -5) .. 'handout:' .. string.sub(mark, 1, 16)
-end
-
--- A hand-out record (see poll.lua) is written once by its call and never changed: one call reads
--- each at most once (a scheduler step lapses up to a whole poll call's deliveries, which share it).
+-- out (see poll.lua). Written once by its call and never changed: one call reads each at most once
+-- (a scheduler step lapses up to a whole poll call's deliveries, which share it).
 local handout_records
 local function handout_record(mark)
   local call = string.sub(mark, 1, 16)
   local record = handout_records[call]
   if record == nil then
-    record = redis.call('GET', handout_key(mark)) or false
+    record = redis.call('HGET', K.memory, 'r:' .. call) or false
     handout_records[call] = record
   end
   return record or nil
 end
 
--- Appends entries to the event's list. The list expires by itself, after anything the consumer can
--- hold the event (a stay in a queue lasts a retention at most, and every change notes an entry), so
--- that deleting a consumer need not visit its events' histories.
+-- Appends entries to the event's list, kept keepMs from now. A list is one memory field, its
+-- entries "<length> <entry>" one after the other, so that an entry may hold any text (a nack's
+-- reason).
+local function append_history(id, keepMs, ...)
+  local field = 'h:' .. id
+  local parts = {redis.call('HGET', K.memory, field) or ''}
+  for i = 1, select('#', ...) do
+    local entry = select(i, ...)
+    parts[i + 1] = #entry .. ' ' .. entry
+  end
+  redis.call('HSET', K.memory, field, table.concat(parts))
+  keep(field, keepMs)
+end
+
+-- Appends entries to the event's list, kept after anything the consumer can hold the event (a stay
+-- in a queue lasts a retention at most, and every change notes an entry).
 local function push_history(id, ...)
-  local list = history_key(id)
-  redis.call('RPUSH', list, ...)
-  redis.call('PEXPIRE', list, held_history_ms)
+  append_history(id, held_history_ms, ...)
+end
+
+-- The entries of the event's list, oldest first.
+local function history_entries(id)
+  local held, entries, at = redis.call('HGET', K.memory, 'h:' .. id) or '', {}, 1
+  while at <= #held do
+    local space = string.find(held, ' ', at, true)
+    local length = space and tonumber(string.sub(held, at, space - 1))
+    -- never written so: what was read up to here is all there is
+    if not length then break end
+    table.insert(entries, string.sub(held, space + 1, space + length))
+    at = space + length + 1
+  end
+  return entries
 end
 
 -- Delivery count, arrival sequence, the latest delivery's mark, (while it waits out a nack delay)
@@ -333,10 +381,12 @@ end
 -- Notes the ack of an event whose list holds its current hand-out (delivery_state's listed); the
 -- list lives HISTORY_AFTER_MS more.
 local function note_ack(id, now)
-  flush_handout(id)
-  local list = history_key(id)
-  redis.call('RPUSH', list, 'A ' .. now)
-  redis.call('PEXPIRE', list, HISTORY_AFTER_MS)
+  local handout = take_handout(id)
+  if handout then
+    append_history(id, HISTORY_AFTER_MS, handout, 'A ' .. now)
+  else
+    append_history(id, HISTORY_AFTER_MS, 'A ' .. now)
+  end
 end
 
 -- The eventId of the delivery an ackId names, when it is its event's latest and still pending (not
@@ -751,81 +801,95 @@ local function forget(id)
   redis.call('HDEL', K.failures, id)
   redis.call('ZREM', K.ttl, id)
   redis.call('ZREM', K.delayed, id)
-  redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
+  -- its list (if it has one) is kept HISTORY_AFTER_MS more
+  redis.call('ZADD', K.forgets, 'XX', string.format('%d', clock() + HISTORY_AFTER_MS), 'h:' .. id)
   return bytes
 end
 
--- Remembers acks (and drops) for ACKED_MEMORY_MS; call touch_acked() once at the end of the script.
-local touched_segments
-local function remember(cfg, seq, kind)
-  local key = memory_segment(cfg, seq, kind)
-  redis.call('SETBIT', key, seq % ACKED_SEGMENT_BITS, 1)
-  touched_segments[key] = true
-end
+-- Acks (and drops) are remembered in segments of MEMORY_BITS arrival sequences: memory fields
+-- '<kind>:<salt>:<k>' (kind ACKED or DROPPED, salt memory_salt, k the segment's number; 'a:<k>' and
+-- 'd:<k>' in the description of KEYS[26] for short), each a bitmap with its first
+-- sequence in the high bit of its first byte, kept ACKED_MEMORY_MS after its last change. Redis
+-- cannot set a bit inside a hash field, so a call gathers its changes here (field -> {held = the
+-- stored bitmap, set = {[byte] = bits to set}, changed}) and write_memory writes them at its end.
+local segments
 
-local function remember_ack(cfg, seq)
-  remember(cfg, seq, 'acked')
-end
-
--- remember_ack for many arrival sequences (numbers): one BITFIELD per segment they fall in, each
--- aligned run of 64 or 8 consecutive ones (a batch acked at once is one run) written as one field of
--- all ones rather than bit by bit.
-local function remember_acks(cfg, given)
-  table.sort(given)
-  -- a run is told by its ends, so no sequence may appear twice
-  local seqs = {}
-  for _, seq in ipairs(given) do
-    if seq ~= seqs[#seqs] then table.insert(seqs, seq) end
+local function memory_segment(kind, k)
+  local field = kind .. ':' .. memory_salt .. ':' .. k
+  local segment = segments[field]
+  if not segment then
+    segment = {held = redis.call('HGET', K.memory, field) or '', set = {}}
+    segments[field] = segment
   end
-  local bits = {}
-  local i, count = 1, #seqs
-  while i <= count do
-    local seq = seqs[i]
-    local segment = math.floor(seq / ACKED_SEGMENT_BITS)
-    local offset = seq % ACKED_SEGMENT_BITS
-    local args = bits[segment]
-    if not args then
-      args = {}
-      bits[segment] = args
+  return segment
+end
+
+-- Remembers arrival sequences (a list of numbers) of one kind. Call write_memory() once at the
+-- end of the script.
+local function remember(kind, seqs)
+  local k, segment
+  for _, seq in ipairs(seqs) do
+    local offset = seq % MEMORY_BITS
+    if seq - offset ~= k then
+      k = seq - offset
+      segment = memory_segment(kind, k / MEMORY_BITS)
+      segment.changed = true
     end
-    -- segments are whole multiples of 64 bits: an aligned run never crosses one
-    local field, at, ones, width
-    if offset % 64 == 0 and seqs[i + 63] == seq + 63 then
-      field, at, ones, width = 'i64', '#' .. offset / 64, -1, 64
-    elseif offset % 8 == 0 and seqs[i + 7] == seq + 7 then
-      field, at, ones, width = 'u8', '#' .. offset / 8, 255, 8
-    else
-      field, at, ones, width = 'u1', offset, 1, 1
+    local byte = (offset - offset % 8) / 8 + 1
+    segment.set[byte] = bit.bor(segment.set[byte] or 0, bit.rshift(128, offset % 8))
+  end
+end
+
+local function remember_ack(seq)
+  remember(ACKED, {seq})
+end
+
+local function remembers(kind, seq)
+  local offset = seq % MEMORY_BITS
+  local segment = memory_segment(kind, (seq - offset) / MEMORY_BITS)
+  local byte = (offset - offset % 8) / 8 + 1
+  local bits = bit.bor(string.byte(segment.held, byte) or 0, segment.set[byte] or 0)
+  return bit.band(bits, bit.rshift(128, offset % 8)) ~= 0
+end
+
+-- Writes the memory segments this call changed, each kept ACKED_MEMORY_MS from now.
+local function write_memory()
+  local fields, ends = {}, {}
+  for field, segment in pairs(segments) do
+    if segment.changed then
+      local bytes = {string.byte(segment.held, 1, -1)}
+      local held, top = #bytes, #bytes
+      for byte in pairs(segment.set) do
+        if byte > top then top = byte end
+      end
+      for byte = held + 1, top do
+        bytes[byte] = 0
+      end
+      for byte, bits in pairs(segment.set) do
+        bytes[byte] = bit.bor(bytes[byte], bits)
+      end
+      table.insert(fields, field)
+      table.insert(fields, string.char(unpack(bytes, 1, top)))
+      table.insert(ends, string.format('%d', clock() + ACKED_MEMORY_MS))
+      table.insert(ends, field)
     end
-    local a = #args
-    args[a + 1], args[a + 2], args[a + 3], args[a + 4] = 'SET', field, at, ones
-    i = i + width
   end
-  for segment, args in pairs(bits) do
-    local key = memory_segment(cfg, segment * ACKED_SEGMENT_BITS, 'acked')
-    call_each('BITFIELD', key, args, 4)
-    touched_segments[key] = true
-  end
+  if #fields == 0 then return end
+  redis.call('HSET', K.memory, unpack(fields))
+  redis.call('ZADD', K.forgets, unpack(ends))
 end
 
-local function touch_acked()
-  for key in pairs(touched_segments) do
-    redis.call('PEXPIRE', key, ACKED_MEMORY_MS)
-  end
-end
-
-local function was_acked(cfg, seq)
-  return redis.call('GETBIT', memory_segment(cfg, seq, 'acked'), seq % ACKED_SEGMENT_BITS) == 1
+local function was_acked(seq)
+  return remembers(ACKED, seq)
 end
 
 -- What an ack, nack or extend of an event that is no longer handed out finds: it left for the
 -- dead-letter or error queue (or was dropped instead), it was acked, or nothing is known of it.
-local function settled_status(cfg, id, seq)
-  if redis.call('ZSCORE', K.dead, id) or redis.call('ZSCORE', K.errors, id)
-      or redis.call('GETBIT', memory_segment(cfg, seq, 'dropped'), seq % ACKED_SEGMENT_BITS) == 1 then
+local function settled_status(id, seq)
+  if redis.call('ZSCORE', K.dead, id) or redis.call('ZSCORE', K.errors, id) or remembers(DROPPED, seq) then
     return 'DEAD_LETTERED'
   end
-  if was_acked(cfg, seq) then return 'ALREADY_ACKED' end
+  if was_acked(seq) then return 'ALREADY_ACKED' end
   return 'UNKNOWN'
 end
 
@@ -938,7 +1002,7 @@ local function fail(cfg, id, seq, n, why, now)
   note(id, 'F ' .. now .. ' ' .. (why or 'REJECTED') .. (keep and '' or ' DROPPED'))
   if not keep then
     spool_less(id, forget(id))
-    if seq then remember(cfg, tonumber(seq), 'dropped') end
+    if seq then remember(DROPPED, {tonumber(seq)}) end
     count({dropped = 1})
     return 'DROPPED'
   end
@@ -1082,6 +1146,8 @@ local function next_due(cfg, ...)
   consider(head and (dead_pairs({head})[head] and now_ms() or retention_ends(cfg, head)))
   consider(tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]))
   consider(tonumber(redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]))
+  local forget = tonumber(redis.call('ZRANGE', K.forgets, 0, 0, 'WITHSCORES')[2])
+  consider(forget and forget + FORGET_SLACK_MS)
   return next
 end
 
@@ -1226,6 +1292,7 @@ local function begin_call(keys, args)
     scheduled = keys[11], dead = keys[12], errors = keys[13], failures = keys[14], reasons = keys[15],
     ttl = keys[16], charged = keys[17], topicBytes = keys[18], realized = keys[19], gone = keys[20],
     delayed = keys[21], holders = keys[22], keyof = keys[23], behind = keys[24], ready = keys[25],
+    memory = keys[26], forgets = keys[27],
   }
   CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
   held_history_ms = 2592000000
@@ -1236,7 +1303,8 @@ local function begin_call(keys, args)
   ordering_in_use = nil
   keys_passed = false
   dropped_dead = false
-  touched_segments = {}
+  segments = {}
+  call_now = nil
   spool_change = {bytes = 0, events = 0, figures = false}
   charges_in_use = nil
   counters = nil

@@ -2,6 +2,9 @@
 -- ARGV[1] a fresh random salt (kept if the consumer exists), ARGV[2..] setting name/value pairs.
 -- Returns 1 when the consumer was created, 0 when it existed.
 local created = redis.call('HSETNX', K.meta, 'salt', ARGV[1])
+-- its arrival sequence starts anew: what a predecessor of the same name remembered must go (one
+-- deleted by a version before 0.9.0 left it)
+if created == 1 then redis.call('UNLINK', K.memory, K.forgets) end
 for i = 2, #ARGV, 2 do
   redis.call('HSET', K.meta, ARGV[i], ARGV[i + 1])
 end

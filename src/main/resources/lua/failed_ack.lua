@@ -15,14 +15,14 @@ local function ack(ackId)
   if since and string.format('%d', since) == mark then
     note(id, 'A ' .. now_ms())
     forget(id)
-    remember_ack(cfg, tonumber(seq))
+    remember_ack(tonumber(seq))
     return 'ACKED'
   end
-  if was_acked(cfg, tonumber(seq)) then return 'ALREADY_ACKED' end
+  if was_acked(tonumber(seq)) then return 'ALREADY_ACKED' end
   return 'UNKNOWN'
 end
 
 -- at most one batch per call (the node sends them one by one): no budget needed
 local result = ack_each(one_by_one(ack), 3, tonumber(ARGV[2]) + 2, math.huge)
-touch_acked()
+write_memory()
 return result

@@ -1,4 +1,5 @@
 -- One event's state and history entries (see note() in consumer.lib.lua).
+-- KEYS[EXTRA_KEY] the event's history as versions before 0.9.0 kept it (a list of its own), if any
 -- ARGV[1] the eventId
 -- Returns {state, entries...}, {} when nothing is known of the event (never spooled for this
 -- consumer, gone longer than the history is kept, or acked on its first delivery: that leaves only
@@ -21,7 +22,10 @@ elseif redis.call('ZSCORE', K.dead, id) then
 elseif redis.call('ZSCORE', K.errors, id) then
   state = 'ERROR'
 end
-local entries = redis.call('LRANGE', history_key(id), 0, -1)
+local entries = redis.call('LRANGE', KEYS[EXTRA_KEY], 0, -1)
+for _, entry in ipairs(history_entries(id)) do
+  table.insert(entries, entry)
+end
 -- the current hand-out, when its list does not hold it, is told by its call's hand-out record
 local handout = handout_entry(redis.call('HGET', K.deliveries, id))
 if handout then table.insert(entries, handout) end

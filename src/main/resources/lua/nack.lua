@@ -16,7 +16,7 @@ local function nack(ackId)
   local id, seq, n, mark = read_ack_id(cfg, ackId)
   if not id then return 'UNKNOWN' end
   local current, currentSeq, currentMark, firstAt = delivery_state(id)
-  if not current then return settled_status(cfg, id, tonumber(seq)) end
+  if not current then return settled_status(id, tonumber(seq)) end
   if current ~= n or currentSeq ~= seq or currentMark ~= mark then return 'EXPIRED' end
   if reason ~= '' then redis.call('HSET', K.reasons, id, reason) end
   note(id, 'N ' .. now .. ' ' .. ARGV[1] .. ' ' .. reason)
@@ -46,6 +46,6 @@ for i = 4, #ARGV do
   table.insert(statuses, nack(ARGV[i]))
 end
 count({})
-touch_acked()
+write_memory()
 wake_waiter(cfg)
 return {statuses, now, next_due(cfg, next_redelivery(now))}

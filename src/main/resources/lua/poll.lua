@@ -24,8 +24,8 @@
 -- (nothing to file). The node makes the ackIds (AckIds.java) from eventId, seq, deliveryCount,
 -- mark with the blob's size, and salt; in auto ack mode there are none.
 -- A batch key holds "mark eventId seq n size eventId seq n size ..." (what its deliveries entries
--- are made of, shortest: it is written for every call), and the call's hand-out record (handout_key) what
--- the events' history tells of the hand-out.
+-- are made of, shortest: it is written for every call), and the call's hand-out record (memory field
+-- 'r:<mark>', see handout_record) what the events' history tells of the hand-out.
 local cfg = settings()
 if not cfg then return {-1} end
 if not cfg.enabled then
@@ -97,12 +97,11 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     if from or uses_expiry() then redis.call('ZREM', K.expiry, id) end
     drop_ttl(id)
     spool_less(id, #blob)
-    remember_ack(cfg, tonumber(seq))
+    remember_ack(tonumber(seq))
     release_key(id)
     if from then
       -- a redelivery has a list of its history: this hand-out, and its end, go there
-      push_history(id, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5], 'A ' .. nowArg)
-      redis.call('PEXPIRE', history_key(id), HISTORY_AFTER_MS)
+      append_history(id, HISTORY_AFTER_MS, 'D ' .. nowArg .. ' ' .. n .. ' - ' .. ARGV[5], 'A ' .. nowArg)
     end
     table.insert(out, id)
     table.insert(out, seq)
@@ -194,7 +193,7 @@ realize(ARGV[7])
 local counts = {delivered = handed, redelivered = redelivered}
 if cfg.auto then counts.acked = handed end
 count(counts)
-touch_acked()
+write_memory()
 
 -- the scheduler's entry is never later than the consumer's earliest timed work: only a deadline
 -- earlier than every other pending one may need filing (see DueTimes)
@@ -206,7 +205,8 @@ if #batchItems > 0 then
   -- both outlive any delivery of this call: its deadline, and the time the scheduler may take
   local kept = cfg.ackTimeoutMs + 3600000
   redis.call('SET', KEYS[EXTRA_KEY], mark .. ' ' .. table.concat(batchItems, ' '), 'PX', kept)
-  redis.call('SET', handout_key(mark), nowArg .. ' ' .. deadlineArg .. ' ' .. ARGV[5], 'PX', kept)
+  redis.call('HSET', K.memory, 'r:' .. mark, nowArg .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
+  keep('r:' .. mark, kept)
 end
 
 local waiter, wait = ARGV[2], tonumber(ARGV[3])

@@ -17,6 +17,6 @@ for i = 1, #ARGV do
     released = released + 1
   end
 end
-touch_acked()
+write_memory()
 if released > 0 then wake_waiter(cfg) end
 return {now, next_due(cfg, next_redelivery(now))}

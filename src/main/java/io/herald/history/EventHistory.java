@@ -38,7 +38,7 @@ public final class EventHistory {
     String consumer = ctx.pathParam("consumer");
     String eventId = ctx.pathParam("eventId");
     Responses.reply(ctx, () -> directory.require(consumer)
-        .compose(found -> ConsumerScripts.run(store, Script.HISTORY, consumer, Keys.consumer(consumer),
+        .compose(found -> ConsumerScripts.run(store, Script.HISTORY, consumer, Keys.history(consumer, eventId),
             List.of(eventId), false))
         .compose(reply -> {
           if (reply.size() == 0) {

@@ -72,7 +72,8 @@ public final class Keys {
       keys = List.of(p + "meta", p + "arrivals", p + "events", p + "expiry", waiters(consumer),
           p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
           p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes", realized(consumer),
-          p + "gone", p + "delayed", p + "holders", p + "keyof", p + "behind", p + "ready");
+          p + "gone", p + "delayed", p + "holders", p + "keyof", p + "behind", p + "ready", p + "memory",
+          p + "forgets");
       keys.forEach(key -> KEY_BYTES.put(key, key.getBytes(StandardCharsets.UTF_8)));
       CONSUMER_KEYS.put(consumer, keys);
     }
@@ -83,6 +84,16 @@ public final class Keys {
   public static byte[] bytes(String key) {
     byte[] bytes = KEY_BYTES.get(key);
     return bytes != null ? bytes : key.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * The keys of {@code history.lua}: the consumer's, then the event's history as versions before
+   * 0.9.0 kept it, a list of its own (now a field of the consumer's memory hash).
+   */
+  public static List<String> history(String consumer, String eventId) {
+    List<String> keys = new ArrayList<>(consumer(consumer));
+    keys.add(prefix(consumer) + "history:" + eventId);
+    return keys;
   }
 
   /** The consumer's backlog as 0.6.0 kept it (a sorted set), for {@code backlog_upgrade.lua}. */

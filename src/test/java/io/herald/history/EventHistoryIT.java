@@ -1,15 +1,21 @@
 package io.herald.history;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.herald.store.Keys;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.RedisCli;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -84,7 +90,8 @@ class EventHistoryIT extends GatewayTest {
     assertEquals(1, pending.getJsonArray("deliveries").getJsonObject(0).getInteger("deliveryCount"));
     http().ack(consumer, first.ackIds().get(0));
     assertEquals(404, nodeB.http().get("/v1/consumers/" + consumer + "/events/" + plain).status());
-    assertFalse(RedisCli.exists(redis.url(), "herald:{c:" + consumer + "}:history:" + plain));
+    assertEquals(0, RedisCli.send(redis.url(), Request.cmd(Command.HEXISTS).arg("herald:{c:" + consumer + "}:memory")
+        .arg("h:" + plain)).toInteger());
     assertEquals("ALREADY_ACKED", http().ack(consumer, first.ackIds().get(0)).json()
         .getJsonArray("results").getJsonObject(0).getString("status"));
 
@@ -135,6 +142,69 @@ class EventHistoryIT extends GatewayTest {
     JsonObject delivery = history(consumer, eventId).getJsonArray("deliveries").getJsonObject(0);
     assertEquals("oldnode", delivery.getString("node"));
     assertEquals(31_000L, delivery.getLong("ackDeadline"));
+  }
+
+  @Test
+  @DisplayName("a history kept by a version before 0.9.0 (a list of its own) shows before the entries noted since; a reason keeps any text")
+  void historyOfEarlierVersion() {
+    String topic = unique("older");
+    String consumer = consumer(new JsonObject(), topic);
+    String eventId = publishOne(topic);
+    RedisCli.send(redis.url(), Request.cmd(Command.RPUSH).arg("herald:{c:" + consumer + "}:history:" + eventId)
+        .arg("D 1000 1 31000 oldnode http").arg("X 31000"));
+    Reply batch = http().poll(consumer, new JsonObject());
+    http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray(batch.ackIds())).put("action", "REQUEUE").put("delayMs", 60_000)
+        .put("reason", "two\nlines 12 D 3"));
+    JsonArray deliveries = history(consumer, eventId).getJsonArray("deliveries");
+    assertEquals(2, deliveries.size(), deliveries.encode());
+    assertEquals("oldnode", deliveries.getJsonObject(0).getString("node"));
+    assertEquals("REQUEUED", deliveries.getJsonObject(1).getString("outcome"), deliveries.encode());
+    assertEquals("two\nlines 12 D 3", deliveries.getJsonObject(1).getString("reason"));
+  }
+
+  @Test
+  @DisplayName("what a consumer remembers (histories, hand-out records) goes once its time came: the scheduler forgets it")
+  void memoryForgotten() {
+    String topic = unique("forget");
+    String consumer = consumer(new JsonObject(), topic);
+    publishOne(topic);
+    Reply batch = http().poll(consumer, new JsonObject());
+    http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray(batch.ackIds())).put("action", "REQUEUE").put("delayMs", 600_000).put("reason", "later"));
+    String memory = "herald:{c:" + consumer + "}:memory";
+    String forgets = "herald:{c:" + consumer + "}:forgets";
+    assertEquals(2, RedisCli.send(redis.url(), Request.cmd(Command.HLEN).arg(memory)).toInteger());
+    // their time came long ago, and with it the consumer's turn with the scheduler; with them more
+    // than a step takes (its batchSize, 500), so that it takes the rest in the steps after
+    for (Response field : RedisCli.send(redis.url(), Request.cmd(Command.ZRANGE).arg(forgets).arg(0).arg(-1))) {
+      RedisCli.send(redis.url(), Request.cmd(Command.ZADD).arg(forgets).arg(1).arg(field.toString()));
+    }
+    Request fields = Request.cmd(Command.HSET).arg(memory);
+    Request times = Request.cmd(Command.ZADD).arg(forgets);
+    for (int i = 0; i < 1_200; i++) {
+      fields.arg("h:old-" + i).arg("5 A 100");
+      times.arg(1).arg("h:old-" + i);
+    }
+    RedisCli.send(redis.url(), fields);
+    RedisCli.send(redis.url(), times);
+    RedisCli.send(redis.url(), Request.cmd(Command.ZADD).arg(Keys.DUE).arg(1).arg(consumer));
+    await().atMost(Duration.ofSeconds(10)).until(() -> !RedisCli.exists(redis.url(), memory));
+    assertFalse(RedisCli.exists(redis.url(), forgets));
+    // the event itself is held as before
+    assertEquals("SCHEDULED", history(consumer, batch.eventIds().get(0)).getString("state"));
+  }
+
+  @Test
+  @DisplayName("a consumer made under the name of one whose memory outlived it (deleted by a version before 0.9.0) starts with none")
+  void memoryOfPredecessor() {
+    String topic = unique("again");
+    String consumer = consumer(new JsonObject(), topic);
+    String memory = "herald:{c:" + consumer + "}:memory";
+    RedisCli.hset(redis.url(), memory, "a:0", "\u00ff");
+    RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg("herald:{c:" + consumer + "}:meta"));
+    assertEquals(201, http().putConsumer(consumer, new JsonObject().put("topics", new JsonArray().add(topic))).status());
+    assertFalse(RedisCli.exists(redis.url(), memory));
   }
 
   @Test
