@@ -8,6 +8,11 @@ public final class Addresses {
   public static final String BLOCKED = "herald.blocked";
   /** Point-to-point: ack requests for the ack tracker. */
   public static final String ACKS = "herald.acks";
+  /**
+   * Published to the node's scheduler: [shard, time], a due time (Redis time) was filed in that
+   * shard of the due index, which may be earlier than the scheduler's next tick of it.
+   */
+  public static final String DUE_FILED = "herald.due.filed";
   /** Point-to-point: {"topic", "payload"} of an alert to publish on a $sys topic. */
   public static final String ALERTS = "herald.alerts";
 

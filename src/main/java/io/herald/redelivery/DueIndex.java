@@ -17,7 +17,7 @@ import java.util.zip.CRC32;
  * @param shardKeys each one's keys (made once: finding them takes a few hashes)
  */
 public record DueIndex(int shards, List<List<String>> shardKeys) {
-  static final int CLUSTER_SHARDS = 16;
+  public static final int CLUSTER_SHARDS = 16;
 
   public DueIndex(int shards) {
     this(shards, IntStream.range(0, shards).mapToObj(shard -> Keys.due(shard, shards)).toList());

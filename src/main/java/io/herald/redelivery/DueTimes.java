@@ -1,8 +1,10 @@
 package io.herald.redelivery;
 
+import io.herald.Addresses;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -65,8 +67,11 @@ public final class DueTimes {
         args.add(consumer);
         args.add(at);
       });
+      long earliest = filings.values().stream().mapToLong(Long::longValue).min().orElseThrow();
       store.eval(Script.DUE_LOWER, index.keys(shard), args)
           .onSuccess(ok -> {
+            // the node's scheduler may be idle until later than this
+            vertx.eventBus().publish(Addresses.DUE_FILED, new JsonArray().add(shard).add(earliest));
             if (failing) {
               failing = false;
               LOG.log(System.Logger.Level.INFO, "Scheduling timed work works again");

@@ -8,7 +8,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
@@ -17,6 +19,8 @@ import java.util.function.Function;
  * to use from any thread: the table is replaced whole.
  */
 final class ClusterSlots {
+  /** How long a primary that failed a call is passed over for keyless commands. */
+  private static final long SUSPECT_NANOS = 5_000_000_000L;
   /** A table read at most this often: a storm of MOVED replies during a migration reads it once. */
   private static final long MIN_REFRESH_NANOS = 100_000_000L;
   private final List<String> seeds;
@@ -27,6 +31,8 @@ final class ClusterSlots {
   private volatile List<String> known = List.of();
   /** The server last found unreachable: asked for the table last. */
   private volatile String unreachable;
+  /** Primaries that failed a call (unreachable, or no answer), and when. */
+  private final Map<String, Long> suspects = new ConcurrentHashMap<>();
   private Future<Void> refreshing;
   private long refreshedAt;
 
@@ -43,16 +49,37 @@ final class ClusterSlots {
   }
 
   /**
-   * The primary for commands without keys (TIME, PING, PUBLISH, SUBSCRIBE): always the one of slot
-   * 0 while it serves, so that a node reads Redis' clock from one server, not from each in turn.
+   * The primary for commands without keys (TIME, PING, PUBLISH, SUBSCRIBE): the one of slot 0 while
+   * it serves, so that a node reads Redis' clock from one server, not from each in turn; while it
+   * fails calls (a shard with nobody serving it, on a cluster that lets the others serve theirs),
+   * the next primary in slot order, so that the node's clock and subscription go on.
    */
   String keylessPrimary() {
     String first = primaries[0];
-    if (first != null) {
+    if (first != null && suspects.isEmpty()) {
       return first;
     }
     List<String> all = primaries();
+    long now = System.nanoTime();
+    for (String primary : all) {
+      Long since = suspects.get(primary);
+      if (since == null || now - since > SUSPECT_NANOS) {
+        return primary;
+      }
+    }
     return all.isEmpty() ? null : all.get(0);
+  }
+
+  /** A call to {@code endpoint} failed without an answer: passed over for keyless commands a while. */
+  void suspect(String endpoint) {
+    suspects.put(endpoint, System.nanoTime());
+  }
+
+  /** {@code endpoint} answered a call. */
+  void answered(String endpoint) {
+    if (!suspects.isEmpty()) {
+      suspects.remove(endpoint);
+    }
   }
 
   /** Every primary the table names. */
@@ -77,6 +104,7 @@ final class ClusterSlots {
   /** {@code endpoint} could not be reached: it is asked for the table last. */
   void unreachable(String endpoint) {
     unreachable = endpoint;
+    suspect(endpoint);
   }
 
   /**

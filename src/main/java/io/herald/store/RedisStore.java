@@ -164,7 +164,7 @@ public final class RedisStore {
       // no table yet, or a slot no primary serves: read the table, then try again
       return retry(attempt, retryMs, new StoreException("Redis Cluster: no primary serves slot " + slot, false, null), true);
     }
-    return attempt.call().on(server(address), asking).recover(failure -> {
+    return attempt.call().on(server(address), asking).onSuccess(answer -> slots.answered(address)).recover(failure -> {
       String reply = errorReply(failure);
       if (reply.startsWith("MOVED ") || reply.startsWith("ASK ")) {
         String[] parts = reply.split(" ");
@@ -190,6 +190,7 @@ public final class RedisStore {
       }
       if (reply.isEmpty()) {
         // no answer (the call may have run: never sent again), but the table may be wrong
+        slots.suspect(address);
         refreshSlots();
       }
       return Future.failedFuture(failure);
@@ -229,8 +230,9 @@ public final class RedisStore {
   }
 
   /**
-   * Whether every primary answers PING (the one server outside a cluster): a node is ready only
-   * while each shard is reachable.
+   * Whether Redis answers PING: the one server, or on a cluster any primary. A shard with nobody
+   * serving it stops only the consumers in its slots, and every node alike: were they all taken
+   * out of service, every shard would stop.
    */
   public Future<Void> ping() {
     if (single != null) {
@@ -241,7 +243,7 @@ public final class RedisStore {
       return refreshSlots().compose(read -> slots.primaries().isEmpty()
           ? Future.failedFuture(new StoreException("Redis Cluster: no primary known", false, null)) : ping());
     }
-    return Future.all(primaries.stream().map(endpoint -> server(endpoint)
+    return Future.any(primaries.stream().map(endpoint -> server(endpoint)
         .send(Request.cmd(Command.PING), ReplicaWait.NONE, false)).toList()).mapEmpty();
   }
 

@@ -4,10 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.redelivery.DueIndex;
+import io.herald.testing.Http.Reply;
 import io.herald.testing.LoadRun;
 import io.herald.testing.Places;
 import io.herald.testing.TestCluster;
 import io.herald.testing.TestNode;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.HashSet;
 import java.util.Set;
@@ -75,6 +78,46 @@ class ClusterFaultsIT {
       System.out.printf("cluster, slot %d migrated in %d MIGRATE steps under load: %d events confirmed, %d acked%n",
           slot, steps[0], load.confirmed.size(), load.acked.size());
       assertEverythingInOnePlace(cluster, load, a);
+    }
+  }
+
+  @Test
+  @DisplayName("one primary hung with its replica (nobody serves its slots): consumers and due-index shards on the other primaries go on, deadlines redelivered")
+  void primaryAndReplicaHung() {
+    try (TestCluster cluster = TestCluster.start();
+        TestNode a = TestNode.start(config(cluster, 0))) {
+      String hung = cluster.primaryOf(0);
+      DueIndex index = new DueIndex(DueIndex.CLUSTER_SHARDS);
+      // one consumer on the primary that hangs; one whose keys and due-index shard are elsewhere
+      String stuck = null;
+      String going = null;
+      for (int n = 0; stuck == null || going == null; n++) {
+        String name = "c" + n;
+        boolean onHung = cluster.primaryOf(cluster.slotOf("herald:{c:" + name + "}:meta")).equals(hung);
+        boolean dueOnHung = cluster.primaryOf(cluster.slotOf(index.keysOf(name).get(0))).equals(hung);
+        if (onHung && stuck == null) {
+          stuck = name;
+        } else if (!onHung && !dueOnHung && going == null) {
+          going = name;
+        }
+      }
+      JsonObject settings = new JsonObject().put("ackTimeoutMs", 5000).put("redelivery", new JsonObject().put("initialDelayMs", 0));
+      assertEquals(201, a.http().putConsumer(stuck, settings.copy().put("topics", new JsonArray().add("stuck"))).status());
+      assertEquals(201, a.http().putConsumer(going, settings.copy().put("topics", new JsonArray().add("going"))).status());
+
+      cluster.hangShardOf(0);
+      // still ready: every node would be alike, and taking them all out of service would stop every shard
+      assertEquals(200, a.http().get("/health/ready").status());
+      assertEquals(503, a.http().publish("stuck", new JsonObject().put("payload", 1)).status());
+      Reply published = a.http().publish("going", new JsonObject().put("payload", 2));
+      assertEquals(200, published.status(), published.body());
+      Reply first = a.http().poll(going, new JsonObject());
+      assertEquals(1, first.eventIds().size(), first.body());
+      // not acked: its deadline passes, and the scheduler's shard of it (on a live primary) ticks
+      Reply again = a.http().poll(going, new JsonObject().put("waitMs", 20_000));
+      assertEquals(first.eventIds(), again.eventIds(), again.body());
+      assertEquals(2, again.events().getJsonObject(0).getInteger("deliveryCount"));
+      assertEquals("ACKED", a.http().ack(going, again.ackIds().get(0)).results().getJsonObject(0).getString("status"));
     }
   }
 

@@ -4,21 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
+import io.herald.testing.RedisMonitor;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -39,18 +31,16 @@ class DeclaredKeysIT extends GatewayTest {
         .put("redelivery", new JsonObject().put("initialDelayMs", 0).put("maxDeliveries", 2)), topic);
     String dropping = consumer(new JsonObject().put("deadLetter", false).put("errorQueue", false), topic);
     String auto = consumer(new JsonObject().put("ackMode", "auto"), topic);
-    List<String> scriptCommands = new CopyOnWriteArrayList<>();
-    Monitor monitor = Monitor.start(redis.url(), scriptCommands);
-    try {
+    List<String> scriptCommands;
+    try (RedisMonitor monitor = RedisMonitor.start(redis.url())) {
       live(topic, main, dropping, auto);
-    } finally {
-      monitor.close();
+      scriptCommands = monitor.stop();
     }
 
     Set<String> undeclared = new TreeSet<>();
     Set<String> memoryFields = new TreeSet<>();
     for (String line : scriptCommands) {
-      List<String> args = Monitor.arguments(line);
+      List<String> args = RedisMonitor.arguments(line);
       String command = args.get(0).toUpperCase();
       for (int i = 1; i < args.size(); i++) {
         String arg = args.get(i);
@@ -159,84 +149,5 @@ class DeclaredKeysIT extends GatewayTest {
   private static void history(String consumer, String eventId) {
     Reply reply = http().get("/v1/consumers/" + consumer + "/events/" + eventId);
     assertEquals(200, reply.status(), reply.body());
-  }
-
-  /** A MONITOR connection gathering the commands scripts ran. */
-  private record Monitor(Socket socket, Thread reader) {
-    private static final String END = "declared-keys-end";
-
-    static Monitor start(String url, List<String> scriptCommands) throws IOException {
-      URI uri = URI.create(url);
-      Socket socket = new Socket(uri.getHost(), uri.getPort());
-      OutputStream out = socket.getOutputStream();
-      out.write("MONITOR\r\n".getBytes(StandardCharsets.US_ASCII));
-      out.flush();
-      BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-      String ok = in.readLine();
-      if (!"+OK".equals(ok)) {
-        throw new IOException("MONITOR answered " + ok);
-      }
-      Thread reader = new Thread(() -> {
-        try {
-          for (String line; (line = in.readLine()) != null && !line.contains(END); ) {
-            if (line.contains(" lua] ")) {
-              scriptCommands.add(line.substring(line.indexOf(" lua] ") + 6));
-            }
-          }
-        } catch (IOException closed) {
-          // the test closed the connection
-        }
-      });
-      reader.start();
-      return new Monitor(socket, reader);
-    }
-
-    /** The arguments of a MONITOR line's command: "ARG" "ARG" ..., with \" \\ and \xNN escapes. */
-    static List<String> arguments(String quoted) {
-      List<String> args = new ArrayList<>();
-      StringBuilder arg = null;
-      for (int i = 0; i < quoted.length(); i++) {
-        char c = quoted.charAt(i);
-        if (arg == null) {
-          if (c == '"') {
-            arg = new StringBuilder();
-          }
-        } else if (c == '\\') {
-          char next = quoted.charAt(++i);
-          if (next == 'x') {
-            arg.append((char) Integer.parseInt(quoted.substring(i + 1, i + 3), 16));
-            i += 2;
-          } else {
-            arg.append(switch (next) {
-              case 'n' -> '\n';
-              case 'r' -> '\r';
-              case 't' -> '\t';
-              default -> next;
-            });
-          }
-        } else if (c == '"') {
-          args.add(arg.toString());
-          arg = null;
-        } else {
-          arg.append(c);
-        }
-      }
-      return args;
-    }
-
-    void close() throws IOException {
-      // one last command: the reader stops at it, having read every script command before it
-      try (Socket ping = new Socket(socket.getInetAddress(), socket.getPort())) {
-        ping.getOutputStream().write(("ECHO " + END + "\r\n").getBytes(StandardCharsets.US_ASCII));
-        ping.getInputStream().read();
-      }
-      try {
-        reader.join(10_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } finally {
-        socket.close();
-      }
-    }
   }
 }

@@ -26,7 +26,8 @@ import org.awaitility.Awaitility;
  * A Redis Cluster for one test: three primaries, each with one replica, real redis-server
  * processes on free ports (each with a data directory of its own, AOF on), made a cluster with
  * CLUSTER ADDSLOTS, MEET and REPLICATE (no redis-cli needed). cluster-node-timeout is 1 s, so a
- * replica takes over a dead primary within a few seconds.
+ * replica takes over a dead primary within a few seconds; cluster-require-full-coverage is no (as
+ * in k8s/cluster), so the other primaries serve their slots while one has nobody serving it.
  */
 public final class TestCluster implements AutoCloseable {
   private static final int SHARDS = 3;
@@ -34,6 +35,8 @@ public final class TestCluster implements AutoCloseable {
   private final List<RedisProcess> servers = new ArrayList<>();
   /** Servers killed and not started again. */
   private final Set<RedisProcess> down = ConcurrentHashMap.newKeySet();
+  /** Servers stopped with SIGSTOP: a SIGTERM would wait for a SIGCONT. */
+  private final Set<RedisProcess> hung = ConcurrentHashMap.newKeySet();
 
   private TestCluster(Path root) {
     this.root = root;
@@ -55,7 +58,7 @@ public final class TestCluster implements AutoCloseable {
       for (int n = 0; n < 2 * SHARDS; n++) {
         cluster.servers.add(RedisProcess.start(executable, cluster.root.resolve("node" + n), freeBusPort(), "everysec",
             List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
-                "--repl-diskless-sync-delay", "0")));
+                "--cluster-require-full-coverage", "no", "--repl-diskless-sync-delay", "0")));
       }
       for (int shard = 0; shard < SHARDS; shard++) {
         Request add = Request.cmd(Command.CLUSTER).arg("ADDSLOTS");
@@ -191,6 +194,24 @@ public final class TestCluster implements AutoCloseable {
   }
 
   /**
+   * SIGSTOP of the primary of {@code slot} and of its replica, as in a hung host: nobody serves its
+   * slots. Waits until the other primaries see it failed.
+   */
+  public void hangShardOf(int slot) {
+    String primary = primaryOf(slot);
+    String primaryId = idOf(primary);
+    List<RedisProcess> shard = servers.stream().filter(server -> server.url().equals(primary)
+        || clusterNodes(server.url()).stream().anyMatch(line -> line.contains("myself") && line.contains(primaryId))
+    ).toList();
+    shard.forEach(server -> Signals.send(server.handle(), "STOP"));
+    hung.addAll(shard);
+    down.addAll(shard);
+    Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+        .until(() -> servers.stream().filter(server -> !down.contains(server)).allMatch(server ->
+            clusterNodes(server.url()).stream().anyMatch(line -> line.startsWith(primaryId) && line.contains("fail"))));
+  }
+
+  /**
    * Starts the server of {@code url} again after a kill, on its port and data (its nodes.conf
    * included): it rejoins as a replica of the primary that took its place. Waits until it took all
    * it missed.
@@ -239,6 +260,7 @@ public final class TestCluster implements AutoCloseable {
 
   @Override
   public void close() {
+    hung.forEach(RedisProcess::kill);
     servers.forEach(RedisProcess::close);
     try (Stream<Path> files = Files.walk(root)) {
       files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());

@@ -110,26 +110,12 @@ public final class TestRedis implements AutoCloseable {
 
   /** SIGSTOP: Redis keeps its sockets open but answers nothing, as a hung server would. */
   public void pause() {
-    signal("STOP");
+    Signals.send(process.handle(), "STOP");
   }
 
   /** SIGCONT after {@link #pause()}. */
   public void resume() {
-    signal("CONT");
-  }
-
-  private void signal(String name) {
-    try {
-      Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.handle().pid())).start();
-      if (kill.waitFor() != 0) {
-        throw new IllegalStateException("kill -" + name + " failed");
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
+    Signals.send(process.handle(), "CONT");
   }
 
   /** Starts it again on the same port and data directory. */
