@@ -1,5 +1,6 @@
 package io.herald.bench;
 
+import io.herald.store.HashSlots;
 import io.herald.testing.RedisCli;
 import io.herald.testing.TestCluster;
 import io.herald.testing.TestRedis;
@@ -10,6 +11,10 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,24 +25,27 @@ import java.util.concurrent.atomic.AtomicLong;
  * replicas) and on a Redis Cluster (3 primaries, 1 replica each), the last two with and without
  * {@code redis.waitReplicas: 1}; every Redis server on AOF everysec.
  *
- * <pre>bench/topologies [events=60000] [rounds=1] [topologies=standalone,sentinel,sentinel-wait,cluster,cluster-wait]</pre>
+ * <pre>bench/topologies [events=60000] [rounds=1] [topologies=standalone,sentinel,sentinel-wait,cluster,cluster-wait] [consumers=30]</pre>
  *
- * {@value #CONSUMERS} consumers, each of its own topic; {@code events} events published in
+ * {@code consumers} consumers, each of its own topic; {@code events} events published in
  * requests of 100 spread over the topics, each consumer polling batches of up to 100 (long polls)
  * and acking each batch by its batchAckId, after a warm-up of a quarter as many. Prints consumed+acked events/s, the CPU per event of the
  * gateway and of all Redis servers together (replicas and sentinels included), and each primary's
- * share of the script calls (INFO commandstats: fcall, evalsha, eval).
+ * share of the script calls (INFO commandstats: fcall, evalsha, eval) with how many of the
+ * consumers' keys it holds: the per-consumer calls follow the consumers, whose names hash to the
+ * shards unevenly (30 names: 10 ± 3 a shard).
  */
 public final class TopologyBenchmark {
-  private static final int CONSUMERS = 30;
+  private static int consumerCount = 30;
 
   public static void main(String[] args) throws Exception {
     int events = args.length > 0 ? Integer.parseInt(args[0]) : 60_000;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 1;
     List<String> topologies = List.of((args.length > 2 ? args[2]
         : "standalone,sentinel,sentinel-wait,cluster,cluster-wait").split(","));
+    consumerCount = args.length > 3 ? Integer.parseInt(args[3]) : consumerCount;
     System.out.println("topology       round  events/s  gateway µs/event  redis µs/event"
-        + "  script calls per primary: per-consumer + others (share)");
+        + "  script calls per primary: per-consumer + others (share) [consumers there]");
     for (int round = 1; round <= rounds; round++) {
       for (String topology : topologies) {
         run(topology, round, events);
@@ -74,7 +82,7 @@ public final class TopologyBenchmark {
     try (BenchGateway gateway = BenchGateway.startOn(config, primaries.get(0), processes)) {
       BenchClient client = new BenchClient(gateway);
       List<String> consumers = new ArrayList<>();
-      for (int c = 0; c < CONSUMERS; c++) {
+      for (int c = 0; c < consumerCount; c++) {
         consumers.add(client.createConsumer("load/" + c));
       }
       load(client, consumers, events / 4); // warm-up: the JIT, the connections
@@ -89,9 +97,11 @@ public final class TopologyBenchmark {
         calls[i][1] -= before[i][1];
         total += calls[i][0] + calls[i][1];
       }
+      int[] held = consumersPerPrimary(primaries, consumers);
       StringBuilder shares = new StringBuilder();
-      for (long[] c : calls) {
-        shares.append(String.format("%,d+%,d (%.0f %%) ", c[0], c[1], 100.0 * (c[0] + c[1]) / total));
+      for (int i = 0; i < calls.length; i++) {
+        long[] c = calls[i];
+        shares.append(String.format("%,d+%,d (%.0f %%) [%d] ", c[0], c[1], 100.0 * (c[0] + c[1]) / total, held[i]));
       }
       System.out.printf("%-14s %5d %9.0f %17.1f %15.1f  %s%n", topology, round, events / seconds,
           (after.gateway() - cpu.gateway()) * 1e6 / events, (after.redis() - cpu.redis()) * 1e6 / events, shares);
@@ -112,7 +122,7 @@ public final class TopologyBenchmark {
       for (String consumer : consumers) {
         consume(client, consumer, acked, events, polling, lastAck, done);
       }
-      client.publishEach(events, first -> "load/" + (first / BenchClient.EVENTS_PER_REQUEST % CONSUMERS),
+      client.publishEach(events, first -> "load/" + (first / BenchClient.EVENTS_PER_REQUEST % consumerCount),
           i -> new JsonObject().put("payload", new JsonObject().put("i", i).put("pad", "x".repeat(200))))
           .onFailure(done::tryFail);
     });
@@ -154,6 +164,25 @@ public final class TopologyBenchmark {
             consume(client, consumer, acked, events, polling, lastAck, done);
           }
         });
+  }
+
+  /** Per primary, how many of the consumers' keys it holds (all of them outside a cluster). */
+  private static int[] consumersPerPrimary(List<String> primaries, List<String> consumers) {
+    int[] held = new int[primaries.size()];
+    if (primaries.size() == 1) {
+      held[0] = consumers.size();
+      return held;
+    }
+    Response ranges = RedisCli.send(primaries.get(0), Request.cmd(Command.CLUSTER).arg("SLOTS"));
+    for (String consumer : consumers) {
+      int slot = HashSlots.of(("herald:{c:" + consumer + "}:meta").getBytes(StandardCharsets.UTF_8));
+      for (Response range : ranges) {
+        if (range.get(0).toInteger() <= slot && slot <= range.get(1).toInteger()) {
+          held[primaries.indexOf("redis://127.0.0.1:" + range.get(2).get(1).toInteger())]++;
+        }
+      }
+    }
+    return held;
   }
 
   /**
