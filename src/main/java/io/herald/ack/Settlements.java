@@ -108,9 +108,7 @@ public final class Settlements {
 
   /** Runs a script answering {@code {results, now, nextDue}} and files the next due time. */
   private Future<Response> run(Script script, String consumer, List<Object> args) {
-    return ConsumerScripts.run(store, script, consumer, Keys.consumer(consumer), args, true).map(reply -> {
-      dueTimes.file(consumer, reply.get(2).toLong());
-      return reply;
-    });
+    return ConsumerScripts.runWriting(store, script, consumer, Keys.consumer(consumer), args,
+        reply -> dueTimes.file(consumer, reply.get(2).toLong()));
   }
 }

@@ -3,10 +3,13 @@ package io.herald.consumer;
 import io.herald.protocol.ApiException;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
+import io.herald.store.StoreException;
 import io.vertx.core.Future;
 import io.vertx.redis.client.Response;
 import io.vertx.redis.client.ResponseType;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * Runs a per-consumer script the way every caller needs it: store failures become the protocol's
@@ -18,10 +21,32 @@ public final class ConsumerScripts {
   /** @param writes whether the script may change state (a lost answer is then OUTCOME_UNKNOWN) */
   public static Future<Response> run(RedisStore store, Script script, String consumer, List<String> keys,
       List<?> args, boolean writes) {
-    return store.eval(script, keys, args)
+    return answer(store.eval(script, keys, args), consumer, writes);
+  }
+
+  /**
+   * Runs a script that writes, as {@link #run}; {@code done} gets its reply first, also when the
+   * call failed only because too few replicas confirmed its writes ({@code redis.waitReplicas}): the
+   * primary did them, so what they made due must be followed up (filed with the scheduler) though
+   * the caller is answered 503.
+   */
+  public static Future<Response> runWriting(RedisStore store, Script script, String consumer, List<String> keys,
+      List<?> args, Consumer<Response> done) {
+    Future<Response> call = store.eval(script, keys, args);
+    call.onComplete(result -> (result.succeeded() ? Optional.of(result.result()) : StoreException.written(result.cause()))
+        .filter(reply -> !unknownConsumer(reply)).ifPresent(done));
+    return answer(call, consumer, true);
+  }
+
+  private static Future<Response> answer(Future<Response> call, String consumer, boolean writes) {
+    return call
         .recover(failure -> Future.failedFuture(ApiException.from(failure, writes)))
-        .compose(reply -> reply.type() == ResponseType.NUMBER && reply.toLong() == -1
+        .compose(reply -> unknownConsumer(reply)
             ? Future.failedFuture(ApiException.unknownConsumer(consumer))
             : Future.succeededFuture(reply));
+  }
+
+  private static boolean unknownConsumer(Response reply) {
+    return reply != null && reply.type() == ResponseType.NUMBER && reply.toLong() == -1;
   }
 }

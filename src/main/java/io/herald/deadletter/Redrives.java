@@ -139,10 +139,10 @@ final class Redrives {
     if (ids != null) {
       args.addAll(ids);
     }
-    return run(consumer, Script.REDRIVE, args, true).map(reply -> {
+    // redriven events' retention ends are in the expiry index: the scheduler must know the first
+    return ConsumerScripts.runWriting(store, Script.REDRIVE, consumer.name(), Keys.consumer(consumer.name()), args,
+        reply -> dueTimes.file(consumer.name(), reply.get(2).toLong())).map(reply -> {
       Map<String, String> statuses = new HashMap<>(refused);
-      // redriven events' retention ends are in the expiry index: the scheduler must know the first
-      dueTimes.file(consumer.name(), reply.get(2).toLong());
       int count = reply.get(3).toInteger();
       for (int i = 0; i < count; i++) {
         statuses.put(ids.get(i), reply.get(4 + i).toString());

@@ -13,6 +13,7 @@ import io.herald.store.Keys;
 import io.herald.store.RedisClock;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
+import io.herald.store.StoreException;
 import io.herald.topic.TopicDirectory;
 import io.herald.topic.TopicSettings;
 import io.vertx.core.Future;
@@ -211,16 +212,18 @@ public final class PublishService {
       }
       List<Object> args = new ArrayList<>(List.of(hold, idempotencyWindowMs));
       args.addAll(events);
-      writes.put(consumer, store.eval(Script.PUBLISH, Keys.spool(consumer), args).map(reply -> {
-          SpoolReply spooled = SpoolReply.parse(reply);
-          if (spooled.took()) {
-            dueTimes.file(consumer, reply.get(1).toLong());
-            if (holdId != null) {
-              figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, spooled.figuresFrom()));
+      writes.put(consumer, store.eval(Script.PUBLISH, Keys.spool(consumer), args)
+          .onFailure(failure -> fileWritten(consumer, failure))
+          .map(reply -> {
+            SpoolReply spooled = SpoolReply.parse(reply);
+            if (spooled.took()) {
+              dueTimes.file(consumer, reply.get(1).toLong());
+              if (holdId != null) {
+                figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, spooled.figuresFrom()));
+              }
             }
-          }
-          return spooled;
-        }));
+            return spooled;
+          }));
     });
     Future.join(new ArrayList<>(writes.values())).onComplete(done -> {
       Map<String, Set<String>> takeBack = new LinkedHashMap<>();
@@ -303,7 +306,8 @@ public final class PublishService {
         }
       }
       if (!again.isEmpty()) {
-        calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args).<Void>map(reply -> {
+        calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args)
+            .onFailure(failure -> fileWritten(consumer, failure)).<Void>map(reply -> {
           SpoolReply spooled = SpoolReply.parse(reply);
           if (spooled.took()) {
             dueTimes.file(consumer, reply.get(1).toLong());
@@ -318,6 +322,15 @@ public final class PublishService {
       }
     });
     return Future.join(calls).mapEmpty();
+  }
+
+  /**
+   * A spool call that failed only because too few replicas confirmed its writes: the primary holds
+   * its events (answered 503 all the same), so what they made due (a delay, a TTL) is filed.
+   */
+  private void fileWritten(String consumer, Throwable failure) {
+    StoreException.written(failure).filter(reply -> SpoolReply.parse(reply).took())
+        .ifPresent(reply -> dueTimes.file(consumer, reply.get(1).toLong()));
   }
 
   /**

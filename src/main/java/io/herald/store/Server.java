@@ -177,11 +177,11 @@ final class Server {
   private static Future<Response> replicated(Future<Response> call, Future<Response> waited, ReplicaWait wait) {
     return call.compose(reply -> waited.transform(done -> {
       if (done.failed()) {
-        return Future.failedFuture(StoreException.unreplicated(done.cause()));
+        return Future.failedFuture(StoreException.unreplicated(reply, done.cause()));
       }
       return done.result().toInteger() >= wait.replicas()
           ? Future.succeededFuture(reply)
-          : Future.failedFuture(StoreException.unreplicated(done.result().toInteger(), wait));
+          : Future.failedFuture(StoreException.unreplicated(reply, done.result().toInteger(), wait));
     }));
   }
 

@@ -3,6 +3,8 @@ package io.herald.store;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ClientFailure;
 import io.herald.protocol.ErrorCode;
+import io.vertx.redis.client.Response;
+import java.util.Optional;
 
 /**
  * Redis could not do what was asked. {@link #sent()} tells whether the command may have run;
@@ -15,32 +17,48 @@ public final class StoreException extends RuntimeException implements ClientFail
   private final boolean failedInRedis;
   /** The writes were done on the primary, but too few replicas confirmed them (redis.waitReplicas). */
   private final boolean unreplicated;
+  /** When unreplicated: the call's reply, as the primary gave it. */
+  private final Response written;
 
   StoreException(String message, boolean sent, Throwable cause) {
     this(message, sent, false, cause);
   }
 
   StoreException(String message, boolean sent, boolean failedInRedis, Throwable cause) {
-    this(message, sent, failedInRedis, false, cause);
+    this(message, sent, failedInRedis, false, null, cause);
   }
 
-  private StoreException(String message, boolean sent, boolean failedInRedis, boolean unreplicated, Throwable cause) {
+  private StoreException(String message, boolean sent, boolean failedInRedis, boolean unreplicated, Response written,
+      Throwable cause) {
     super(message, cause, false, false);
     this.sent = sent;
     this.failedInRedis = failedInRedis;
     this.unreplicated = unreplicated;
+    this.written = written;
   }
 
-  /** Redis' WAIT after writes that were done failed: whether replicas took them is not known. */
-  static StoreException unreplicated(Throwable waitFailure) {
-    return new StoreException("Redis: the WAIT for replicas failed: " + waitFailure.getMessage(), true, false, true,
-        waitFailure);
+  /**
+   * Redis' WAIT after writes that were done ({@code written}: the call's reply) failed: whether
+   * replicas took them is not known.
+   */
+  static StoreException unreplicated(Response written, Throwable waitFailure) {
+    return new StoreException("Redis: the WAIT for replicas failed: " + waitFailure.getMessage(), true, false,
+        true, written, waitFailure);
   }
 
-  /** Redis' WAIT saw {@code acked} replicas take the writes, fewer than {@code wait} asks for. */
-  static StoreException unreplicated(int acked, ReplicaWait wait) {
+  /** Redis' WAIT saw {@code acked} replicas take the writes ({@code written}: the call's reply), fewer than asked. */
+  static StoreException unreplicated(Response written, int acked, ReplicaWait wait) {
     return new StoreException("Redis: " + acked + " of " + wait.replicas() + " replicas took the writes within "
-        + wait.timeoutMs() + " ms", true, false, true, null);
+        + wait.timeoutMs() + " ms", true, false, true, written, null);
+  }
+
+  /**
+   * The reply of a call whose writes the primary did but too few replicas confirmed: what it
+   * changed must be followed up like a confirmed call's (its next due time filed), though its
+   * caller answers 503. Empty for any other failure.
+   */
+  public static Optional<Response> written(Throwable failure) {
+    return failure instanceof StoreException store ? Optional.ofNullable(store.written) : Optional.empty();
   }
 
   public boolean failedInRedis() {

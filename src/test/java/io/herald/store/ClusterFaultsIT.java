@@ -13,6 +13,7 @@ import io.herald.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -30,6 +31,12 @@ class ClusterFaultsIT {
   private static JsonObject config(TestCluster cluster, int waitReplicas) {
     return new JsonObject().put("redis", new JsonObject().put("mode", "cluster").put("endpoints", cluster.endpoints())
         .put("waitReplicas", waitReplicas));
+  }
+
+  private static JsonObject config(TestCluster cluster, int waitReplicas, long timeoutMs) {
+    JsonObject config = config(cluster, waitReplicas);
+    config.getJsonObject("redis").put("timeoutMs", timeoutMs);
+    return config;
   }
 
   @Test
@@ -59,11 +66,12 @@ class ClusterFaultsIT {
   }
 
   @Test
-  @DisplayName("a busy consumer's slot migrated to another primary while it is polled and acked: nothing lost or duplicated")
+  @DisplayName("a busy consumer's slot migrated to another primary while it is polled and acked: retries, no errors; nothing lost or duplicated")
   void slotMigrationUnderLoad() {
+    // the default call timeout: the consumer's calls are retried (ASK, then TRYAGAIN) until the migration ends
     try (TestCluster cluster = TestCluster.start();
-        TestNode a = TestNode.start(config(cluster, 0));
-        TestNode b = TestNode.start(config(cluster, 0))) {
+        TestNode a = TestNode.start(config(cluster, 0, 5000));
+        TestNode b = TestNode.start(config(cluster, 0, 5000))) {
       assertEquals(201, a.http().putConsumer(CONSUMER, LoadRun.consumerSettings(TOPIC)).status());
       int slot = cluster.slotOf("herald:{c:" + CONSUMER + "}:meta");
       LoadRun load = LoadRun.start(a.http(), TOPIC, b.http(), CONSUMER);
@@ -71,12 +79,15 @@ class ClusterFaultsIT {
       String source = cluster.primaryOf(slot);
       String target = cluster.primaries().stream().filter(p -> !p.equals(source)).findFirst().orElseThrow();
       int[] steps = {0};
+      long started = System.nanoTime();
       cluster.migrate(slot, target, () -> steps[0]++);
+      long migrationMs = (System.nanoTime() - started) / 1_000_000;
       assertEquals(target, cluster.primaryOf(slot));
       load.awaitAcked(300);
       load.stop();
-      System.out.printf("cluster, slot %d migrated in %d MIGRATE steps under load: %d events confirmed, %d acked%n",
-          slot, steps[0], load.confirmed.size(), load.acked.size());
+      System.out.printf("cluster, slot %d migrated in %d MIGRATE steps (%d ms) under load: %d events confirmed, %d acked,"
+          + " %d requests refused%n", slot, steps[0], migrationMs, load.confirmed.size(), load.acked.size(), load.failures.size());
+      assertEquals(List.of(), load.failures, "requests refused during the migration");
       assertEverythingInOnePlace(cluster, load, a);
     }
   }

@@ -8,10 +8,13 @@ import io.herald.testing.Http;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.LoadRun;
 import io.herald.testing.Places;
+import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
@@ -73,6 +76,20 @@ class ReplicaWaitIT {
     assertEquals(true, retried.results().getJsonObject(0).getBoolean("duplicate"));
     Reply poll = http.poll("billing", new JsonObject().put("maxEvents", 10));
     assertEquals(1, poll.events().size(), poll.body());
+  }
+
+  @Test
+  @DisplayName("a delayed publish answered 503 because the replica did not confirm it is held on the primary: its delay's end is filed with the scheduler all the same")
+  void unreplicatedPublishIsScheduled() {
+    replica.pause();
+    Reply refused = http.publish("orders", new JsonObject().put("payload", "later").put("delayMs", 600_000));
+    assertEquals(503, refused.status(), refused.body());
+    long filedBy = RedisCli.millis(primary.url()) + 600_000;
+    await().atMost(Duration.ofSeconds(10)).until(() ->
+        RedisCli.send(primary.url(), Request.cmd(Command.ZSCORE).arg(Keys.DUE).arg("billing")) != null);
+    long due = RedisCli.send(primary.url(), Request.cmd(Command.ZSCORE).arg(Keys.DUE).arg("billing")).toLong();
+    assertTrue(due > filedBy - 60_000 && due <= filedBy, "filed for " + due);
+    replica.resume();
   }
 
   @Test

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -32,6 +33,8 @@ public final class LoadRun {
   public final Set<String> ackedAgain = ConcurrentHashMap.newKeySet();
   /** eventIds of acks that failed (503): done or not, nobody knows. */
   public final Set<String> maybeAcked = ConcurrentHashMap.newKeySet();
+  /** Requests answered other than 200: "<what> <status> <body>". */
+  public final List<String> failures = new CopyOnWriteArrayList<>();
   /** eventIds of every event received. */
   public final Set<String> received = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean running = new AtomicBoolean(true);
@@ -52,6 +55,7 @@ public final class LoadRun {
   private void publish(Http publishing, String topic) {
     for (int i = 0; running.get(); i++) {
       Reply reply = publishing.publish(topic, new JsonObject().put("payload", i));
+      failed("publish", reply);
       if (reply.status() == 200) {
         confirmed.add(reply.results().getJsonObject(0).getString("eventId"));
         long now = System.nanoTime();
@@ -64,17 +68,19 @@ public final class LoadRun {
   private void consume(Http consuming, String consumerName) {
     for (int round = 0; running.get(); round++) {
       Reply batch = consuming.poll(consumerName, new JsonObject().put("maxEvents", 100).put("waitMs", 200));
+      failed("poll", batch);
       if (batch.status() != 200 || batch.events().isEmpty()) {
         continue;
       }
       received.addAll(batch.eventIds());
       List<String> ackIds = batch.ackIds();
       if (round % 3 == 0) {
-        consuming.post("/v1/consumers/" + consumerName + "/nacks", new JsonObject()
-            .put("ackIds", new JsonArray(ackIds)).put("action", "REQUEUE").put("delayMs", 0));
+        failed("nack", consuming.post("/v1/consumers/" + consumerName + "/nacks", new JsonObject()
+            .put("ackIds", new JsonArray(ackIds)).put("action", "REQUEUE").put("delayMs", 0)));
         continue;
       }
       Reply settled = consuming.ack(consumerName, ackIds.toArray(String[]::new));
+      failed("ack", settled);
       if (settled.status() != 200) {
         maybeAcked.addAll(batch.eventIds());
         continue;
@@ -84,6 +90,12 @@ public final class LoadRun {
           acked.add(batch.eventIds().get(i));
         }
       }
+    }
+  }
+
+  private void failed(String what, Reply reply) {
+    if (reply.status() != 200) {
+      failures.add(what + " " + reply.status() + " " + reply.body());
     }
   }
 

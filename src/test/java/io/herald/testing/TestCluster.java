@@ -231,9 +231,9 @@ public final class TestCluster implements AutoCloseable {
 
   /**
    * Moves {@code slot} from its primary to {@code target} as redis-cli's resharding does: IMPORTING
-   * on the target, MIGRATING on the source, its keys moved with MIGRATE {@code keysPerStep} at a
-   * time ({@code betweenSteps} runs after each step, so that a test can check in the middle), then
-   * the slot given to the target on every primary.
+   * on the target, MIGRATING on the source, its keys moved with MIGRATE 10 at a time (redis-cli's
+   * default pipeline; {@code betweenSteps} runs after each step, so that a test can check in the
+   * middle), then the slot given to the target on every primary.
    */
   public void migrate(int slot, String target, Runnable betweenSteps) {
     String source = primaryOf(slot);
@@ -243,7 +243,7 @@ public final class TestCluster implements AutoCloseable {
     RedisCli.send(target, Request.cmd(Command.CLUSTER).arg("SETSLOT").arg(slot).arg("IMPORTING").arg(sourceId));
     RedisCli.send(source, Request.cmd(Command.CLUSTER).arg("SETSLOT").arg(slot).arg("MIGRATING").arg(targetId));
     while (true) {
-      Response keys = RedisCli.send(source, Request.cmd(Command.CLUSTER).arg("GETKEYSINSLOT").arg(slot).arg(1));
+      Response keys = RedisCli.send(source, Request.cmd(Command.CLUSTER).arg("GETKEYSINSLOT").arg(slot).arg(10));
       if (keys.size() == 0) {
         break;
       }
