@@ -27,6 +27,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>bench/topologies [events=60000] [rounds=1] [topologies=standalone,sentinel,sentinel-wait,cluster,cluster-wait] [consumers=30]</pre>
  *
+ * A topology named with {@code -quotas} at its end (e.g. {@code cluster-quotas}) runs with a
+ * gateway-wide spool quota and maxUnackedTotal, so that the spool ledger (one slot) is asked too.
+ *
  * {@code consumers} consumers, each of its own topic; {@code events} events published in
  * requests of 100 spread over the topics, each consumer polling batches of up to 100 (long polls)
  * and acking each batch by its batchAckId, after a warm-up of a quarter as many. Prints consumed+acked events/s, the CPU per event of the
@@ -78,7 +81,12 @@ public final class TopologyBenchmark {
 
   private static void measure(String topology, int round, int events, JsonObject redis, List<String> primaries,
       List<ProcessHandle> processes) throws Exception {
-    String config = new JsonObject().put("redis", redis.put("timeoutMs", 5000)).encode();
+    JsonObject settings = new JsonObject().put("redis", redis.put("timeoutMs", 5000));
+    if (topology.endsWith("-quotas")) {
+      // quotas that span consumers (far above this load): every publish round and poll asks the spool ledger
+      settings.put("quotas", new JsonObject().put("spoolBytes", 10_000_000_000L).put("maxUnackedTotal", 1_000_000));
+    }
+    String config = settings.encode();
     try (BenchGateway gateway = BenchGateway.startOn(config, primaries.get(0), processes)) {
       BenchClient client = new BenchClient(gateway);
       List<String> consumers = new ArrayList<>();
