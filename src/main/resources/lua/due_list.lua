@@ -5,5 +5,5 @@ local now = now_ms()
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local after = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]
 table.insert(due, 1, now)
-table.insert(due, 2, after or -1)
+table.insert(due, 2, tonumber(after) or -1)
 return due

@@ -16,6 +16,8 @@ import java.util.function.Consumer;
  * errors, and the script's answer -1 (the consumer does not exist, deleted meanwhile) becomes 404.
  */
 public final class ConsumerScripts {
+  private static final System.Logger LOG = System.getLogger(ConsumerScripts.class.getName());
+
   private ConsumerScripts() {}
 
   /** @param writes whether the script may change state (a lost answer is then OUTCOME_UNKNOWN) */
@@ -33,8 +35,17 @@ public final class ConsumerScripts {
   public static Future<Response> runWriting(RedisStore store, Script script, String consumer, List<String> keys,
       List<?> args, Consumer<Response> done) {
     Future<Response> call = store.eval(script, keys, args);
-    call.onComplete(result -> (result.succeeded() ? Optional.of(result.result()) : StoreException.written(result.cause()))
-        .filter(reply -> !unknownConsumer(reply)).ifPresent(done));
+    call.onComplete(result -> {
+      Optional<Response> reply = result.succeeded() ? Optional.ofNullable(result.result()) : StoreException.written(result.cause());
+      reply.filter(written -> written.type() == ResponseType.MULTI).ifPresent(written -> {
+        try {
+          done.accept(written);
+        } catch (RuntimeException e) {
+          // a follow-up must not keep the caller from its answer
+          LOG.log(System.Logger.Level.ERROR, "Follow-up of " + script + " failed", e);
+        }
+      });
+    });
     return answer(call, consumer, true);
   }
 

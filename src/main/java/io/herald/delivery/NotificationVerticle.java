@@ -70,7 +70,10 @@ public final class NotificationVerticle extends VerticleBase {
       conn.exceptionHandler(failure -> resubscribeLater());
       conn.endHandler(ended -> resubscribeLater());
       return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(Keys.THROTTLE_CHANNEL).arg(Keys.ADMIN_CHANNEL)
-          .arg(Keys.ROOM_CHANNEL)).onSuccess(subscribed -> watch(conn)).mapEmpty();
+          .arg(Keys.ROOM_CHANNEL)).timeout(PING_MS, TimeUnit.MILLISECONDS)
+          .onSuccess(subscribed -> watch(conn))
+          .onFailure(failure -> store.unanswered(conn))
+          .mapEmpty();
     });
   }
 
@@ -85,6 +88,7 @@ public final class NotificationVerticle extends VerticleBase {
       conn.send(Request.cmd(Command.PING)).timeout(PING_MS, TimeUnit.MILLISECONDS).onFailure(failure -> {
         if (connection == conn) {
           LOG.log(System.Logger.Level.WARNING, "Redis subscription did not answer a ping: " + failure.getMessage());
+          store.unanswered(conn);
           resubscribeLater();
         }
       });

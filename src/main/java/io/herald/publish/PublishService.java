@@ -329,7 +329,7 @@ public final class PublishService {
    * its events (answered 503 all the same), so what they made due (a delay, a TTL) is filed.
    */
   private void fileWritten(String consumer, Throwable failure) {
-    StoreException.written(failure).filter(reply -> SpoolReply.parse(reply).took())
+    StoreException.written(failure).filter(reply -> reply.type() == ResponseType.MULTI && SpoolReply.parse(reply).took())
         .ifPresent(reply -> dueTimes.file(consumer, reply.get(1).toLong()));
   }
 

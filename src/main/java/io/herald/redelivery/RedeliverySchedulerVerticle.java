@@ -53,9 +53,11 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private long[] plannedAt;
   /** Per shard: the earliest due time filed while its tick ran ({@link #NONE}: none). */
   private long[] filedMeanwhile;
-  /** Redis' clock as the last due list read it, and this node's monotonic clock then. */
-  private long redisNow;
-  private long redisNowReadAt = System.nanoTime();
+  /** Per shard: Redis' clock as its last due list read it, and this node's monotonic clock then. */
+  private long[] redisNow;
+  private long[] redisNowReadAt;
+  /** Per shard: when its last tick began (this node's monotonic clock). */
+  private long[] tickedAt;
 
   public RedeliverySchedulerVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory,
       long tickMs, int batchSize, long sweepMs) {
@@ -75,6 +77,11 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
     plannedAt = new long[index.shards()];
     filedMeanwhile = new long[index.shards()];
     Arrays.fill(filedMeanwhile, NONE);
+    redisNow = new long[index.shards()];
+    redisNowReadAt = new long[index.shards()];
+    tickedAt = new long[index.shards()];
+    Arrays.fill(redisNowReadAt, System.nanoTime());
+    Arrays.fill(tickedAt, System.nanoTime());
     // each shard of the index ticks on its own: one whose primary is away holds up no other
     for (int shard = 0; shard < index.shards(); shard++) {
       plan(shard, tickMs);
@@ -92,25 +99,32 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
     return store.close();
   }
 
-  /** Redis' time now, as this node reckons it from the last due list. */
-  private long redisNow() {
-    return redisNow + (System.nanoTime() - redisNowReadAt) / 1_000_000;
+  /** Redis' time now, as this node reckons it from the shard's last due list (0 before the first). */
+  private long redisNow(int shard) {
+    return redisNow[shard] + (System.nanoTime() - redisNowReadAt[shard]) / 1_000_000;
   }
 
   private void plan(int shard, long delayMs) {
-    plannedAt[shard] = redisNow() + delayMs;
+    plannedAt[shard] = redisNow(shard) + delayMs;
     timers[shard] = vertx.setTimer(delayMs, t -> tick(shard));
   }
 
-  /** A due time was filed in the shard: its next tick comes no later than that. */
+  /**
+   * A due time was filed in the shard: its next tick comes no later than that, and no sooner than
+   * {@code tickMs} after the last one began.
+   */
   private void filed(int shard, long at) {
     if (stopped || shard >= timers.length) {
       return;
     }
     if (timers[shard] < 0) {
       filedMeanwhile[shard] = Math.min(filedMeanwhile[shard], at);
-    } else if (at < plannedAt[shard] && vertx.cancelTimer(timers[shard])) {
-      plan(shard, Math.max(1, at - redisNow()));
+      return;
+    }
+    long sinceTickMs = (System.nanoTime() - tickedAt[shard]) / 1_000_000;
+    long delayMs = Math.max(Math.max(1, tickMs - sinceTickMs), at - redisNow(shard));
+    if (redisNow(shard) + delayMs < plannedAt[shard] && vertx.cancelTimer(timers[shard])) {
+      plan(shard, delayMs);
     }
   }
 
@@ -119,6 +133,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
       return;
     }
     timers[shard] = -1;
+    tickedAt[shard] = System.nanoTime();
     shardTick(shard).onComplete(done -> {
       if (done.failed() != failing[shard]) {
         failing[shard] = done.failed();
@@ -141,7 +156,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
       }
       // NONE: nothing timed in the shard that this tick saw; 0: a full batch, so more is due now
       long next = Math.min(done.result(), filed);
-      plan(shard, next == 0 ? 1 : Math.max(tickMs, Math.min(IDLE_TICK_MS, next - redisNow())));
+      plan(shard, next == 0 ? 1 : Math.max(tickMs, Math.min(IDLE_TICK_MS, next - redisNow(shard))));
     });
   }
 
@@ -152,25 +167,25 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private Future<Long> shardTick(int shard) {
     List<String> keys = index.keys(shard);
     return store.eval(Script.DUE_LIST, keys.subList(0, 1), List.of(batchSize)).compose(due -> {
-      redisNow = due.get(0).toLong();
-      redisNowReadAt = System.nanoTime();
+      redisNow[shard] = due.get(0).toLong();
+      redisNowReadAt[shard] = System.nanoTime();
       long after = due.get(1).toLong();
       List<String> consumers = new ArrayList<>();
       for (int i = 2; i < due.size(); i++) {
         consumers.add(due.get(i).toString());
       }
-      if (consumers.size() == batchSize) {
-        return work(keys, consumers).map(0L);
-      }
-      return work(keys, consumers).map(steps -> Math.min(after < 0 ? NONE : after, steps));
+      // a step that failed is tried again after tickMs, as the tick of a shard that failed
+      long retryAt = redisNow[shard] + tickMs;
+      return work(keys, consumers, retryAt).map(steps -> consumers.size() == batchSize && steps != retryAt
+          ? 0L : Math.min(after < 0 ? NONE : after, steps));
     });
   }
 
   /**
    * Runs the scheduler step of each consumer and files its next due time in the shard {@code keys}
-   * name; returns the earliest of those ({@link #NONE}: none).
+   * name; returns the earliest of those ({@link #NONE}: none), {@code retryAt} for a step that failed.
    */
-  private Future<Long> work(List<String> keys, List<String> consumers) {
+  private Future<Long> work(List<String> keys, List<String> consumers, long retryAt) {
     if (consumers.isEmpty()) {
       return Future.succeededFuture(NONE);
     }
@@ -182,10 +197,14 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
         String consumer = consumers.get(i);
         String version = seen.get(i) == null ? "" : seen.get(i).toString();
         steps.add(step(consumer).compose(next -> store.eval(Script.DUE_UPDATE, keys, List.of(consumer, next, version))
-            .map(next < 0 ? NONE : next)));
+            .map(next < 0 ? NONE : next))
+            // its entry stays due, for the shard's tick at retryAt; the others' results stand
+            .recover(failure -> {
+              LOG.log(System.Logger.Level.DEBUG, "Scheduler step of " + consumer + " failed: " + failure.getMessage());
+              return Future.succeededFuture(retryAt);
+            }));
       }
-      return Future.join(steps).map(joined -> steps.stream()
-          .mapToLong(step -> step.succeeded() ? step.result() : NONE).min().orElse(NONE));
+      return Future.join(steps).map(joined -> steps.stream().mapToLong(Future::result).min().orElse(NONE));
     });
   }
 

@@ -59,8 +59,10 @@ final class ClusterSlots {
     if (first != null && suspects.isEmpty()) {
       return first;
     }
-    List<String> all = primaries();
     long now = System.nanoTime();
+    // a suspicion lasts SUSPECT_NANOS (one of a server the table dropped since, too)
+    suspects.values().removeIf(since -> now - since > SUSPECT_NANOS);
+    List<String> all = primaries();
     for (String primary : all) {
       Long since = suspects.get(primary);
       if (since == null || now - since > SUSPECT_NANOS) {

@@ -11,8 +11,10 @@ import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
@@ -48,6 +50,8 @@ public final class RedisStore {
   /** On a cluster: its slot table, and a server per primary. */
   private final ClusterSlots slots;
   private final Map<String, Server> servers = new ConcurrentHashMap<>();
+  /** The primary each connection of {@link #connect()} went to (weak: callers just drop them). */
+  private final Map<RedisConnection, String> connected = Collections.synchronizedMap(new WeakHashMap<>());
   private volatile boolean closed;
   private final long refreshTimer;
   private Consumer<String> spoolWatcher = consumer -> {};
@@ -165,6 +169,11 @@ public final class RedisStore {
       return retry(attempt, retryMs, new StoreException("Redis Cluster: no primary serves slot " + slot, false, null), true);
     }
     return attempt.call().on(server(address), asking).onSuccess(answer -> slots.answered(address)).recover(failure -> {
+      if (StoreException.unreplicated(failure)) {
+        // the primary answered; its replicas are behind
+        slots.answered(address);
+        return Future.failedFuture(failure);
+      }
       String reply = errorReply(failure);
       if (reply.startsWith("MOVED ") || reply.startsWith("ASK ")) {
         String[] parts = reply.split(" ");
@@ -267,6 +276,10 @@ public final class RedisStore {
       return evalSha(server, asking, script, keys, args, wait);
     }
     return server.send(scriptRequest(Command.FCALL, function, keys, args), wait, asking).recover(failure -> {
+      if (StoreException.unreplicated(failure)) {
+        // the script ran: whatever the WAIT's failure says, it must not run again
+        return Future.failedFuture(failure);
+      }
       if (withoutFunctions(failure)) {
         noFunctions = true;
         return evalSha(server, asking, script, keys, args, wait);
@@ -337,7 +350,23 @@ public final class RedisStore {
       return single.connect();
     }
     String endpoint = slots.keylessPrimary();
-    return endpoint != null ? server(endpoint).connect() : refreshSlots().compose(read -> connect());
+    if (endpoint == null) {
+      return refreshSlots().compose(read -> connect());
+    }
+    return server(endpoint).connect()
+        .onSuccess(conn -> connected.put(conn, endpoint))
+        .onFailure(failure -> slots.suspect(endpoint));
+  }
+
+  /**
+   * A connection of {@link #connect()} stopped answering: on a cluster its primary is passed over
+   * for keyless commands a while (the next subscription goes to another).
+   */
+  public void unanswered(RedisConnection connection) {
+    String endpoint = connected.remove(connection);
+    if (endpoint != null) {
+      slots.suspect(endpoint);
+    }
   }
 
   public Future<Void> close() {

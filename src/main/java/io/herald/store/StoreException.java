@@ -61,6 +61,11 @@ public final class StoreException extends RuntimeException implements ClientFail
     return failure instanceof StoreException store ? Optional.ofNullable(store.written) : Optional.empty();
   }
 
+  /** Whether {@code failure} is a call the primary did, but too few replicas confirmed. */
+  static boolean unreplicated(Throwable failure) {
+    return failure instanceof StoreException store && store.unreplicated;
+  }
+
   public boolean failedInRedis() {
     return failedInRedis;
   }
