@@ -15,7 +15,7 @@
 local cfg = settings()
 if not cfg then return -1 end
 if ARGV[1] ~= string.sub(cfg.salt, 1, 8) then return {-4, cfg.salt} end
-local now = now_ms()
+local now = clock()
 local acked_count = 0
 
 local DELIVERY = '^(%d+):(%d+):(%x+)$'

@@ -214,7 +214,7 @@ local function backoff(cfg, n)
   return math.min(cfg.initialDelayMs * cfg.multiplier ^ (n - 1), cfg.maxDelayMs)
 end
 
--- Redis' time in ms, read once per call (for the times memory fields are kept until).
+-- Redis' time in ms, read once per call: every time a call compares or writes is this one.
 local call_now
 local function clock()
   if not call_now then call_now = now_ms() end
@@ -970,7 +970,7 @@ end
 local REALIZED_KEPT_MS = 600000
 local function realize(hold)
   if hold == '' then return end
-  local now = now_ms()
+  local now = clock()
   redis.call('ZADD', K.realized, now, hold)
   -- normally removed by the node once the ledger knows; never kept longer than this
   redis.call('ZREMRANGEBYSCORE', K.realized, '-inf', now - REALIZED_KEPT_MS)
@@ -1143,7 +1143,7 @@ local function next_due(cfg, ...)
   end
   local head = redis.call('LINDEX', K.backlog, 0)
   -- a dead pair at the head is work now: expire_due drops it
-  consider(head and (dead_pairs({head})[head] and now_ms() or retention_ends(cfg, head)))
+  consider(head and (dead_pairs({head})[head] and clock() or retention_ends(cfg, head)))
   consider(tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')[2]))
   consider(tonumber(redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]))
   local forget = tonumber(redis.call('ZRANGE', K.forgets, 0, 0, 'WITHSCORES')[2])
@@ -1178,7 +1178,7 @@ end
 -- which costs polls but loses nothing.
 local function wake_waiter(cfg)
   if redis.call('EXISTS', K.waiters) == 0 then return end
-  local now = now_ms()
+  local now = clock()
   if not has_work(cfg, now) then return end
   while true do
     local first = redis.call('ZPOPMIN', K.waiters)

@@ -5,7 +5,7 @@
 -- not exist. Statuses: EXTENDED (with its deadline), EXPIRED, ALREADY_ACKED, UNKNOWN (deadline '').
 local cfg = settings()
 if not cfg then return -1 end
-local now = now_ms()
+local now = clock()
 local deadline = now + tonumber(ARGV[1])
 
 local function extend(ackId)

@@ -13,7 +13,7 @@ local function ack(ackId)
   local since = redis.call('ZSCORE', queue, id)
   -- the mark is when it entered the queue: a read of an earlier stay there acks nothing now
   if since and string.format('%d', since) == mark then
-    note(id, 'A ' .. now_ms())
+    note(id, 'A ' .. clock())
     forget(id)
     remember_ack(tonumber(seq))
     return 'ACKED'

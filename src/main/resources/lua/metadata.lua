@@ -2,7 +2,7 @@
 -- consumer is unknown. Times are Redis time; -1 or 0 when there is none.
 local cfg = settings()
 if not cfg then return -1 end
-local now = now_ms()
+local now = clock()
 local pending = redis.call('ZCARD', K.pending)
 local stale = redis.call('ZCARD', K.stale)
 -- the publish time of the first live pair among the backlog's first HEAD_LOOK (arrival order is

@@ -9,7 +9,7 @@
 -- to is off), EXPIRED, ALREADY_ACKED, UNKNOWN.
 local cfg = settings()
 if not cfg then return -1 end
-local now = now_ms()
+local now = clock()
 local requeue, reason = ARGV[1] == 'REQUEUE', ARGV[3]
 
 local function nack(ackId)

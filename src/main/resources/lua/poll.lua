@@ -32,7 +32,7 @@ if not cfg.enabled then
   if ARGV[2] ~= '' then redis.call('ZREM', K.waiters, ARGV[2]) end
   return {-3}
 end
-local now = now_ms()
+local now = clock()
 local blocked = throttle(cfg, now, ARGV[4] ~= '', ARGV[4])
 if blocked then
   if ARGV[2] ~= '' then redis.call('ZREM', K.waiters, ARGV[2]) end

@@ -5,7 +5,7 @@
 -- Returns the time the consumer next needs the scheduler, or -1 when it holds nothing timed.
 local cfg = settings()
 if not cfg then return -1 end
-local now = now_ms()
+local now = clock()
 local limit = tonumber(ARGV[1])
 make_due_stale(cfg, now, limit)
 expire_due(cfg, now, limit)

@@ -16,7 +16,7 @@ if not cfg then return -1 end
 local queue = ARGV[1] == 'dead' and K.dead or K.errors
 local moved, full = 0, 0
 local back = {}
-local now = now_ms()
+local now = clock()
 local quota = own_quota(cfg)
 
 local function redrive(id)

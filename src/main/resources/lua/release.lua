@@ -7,7 +7,7 @@
 -- consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
-local now = now_ms()
+local now = clock()
 local released = 0
 for i = 1, #ARGV do
   local id = is_out(ARGV[i])
