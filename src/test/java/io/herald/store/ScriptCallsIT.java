@@ -20,7 +20,10 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class ScriptCallsIT {
 
-  /** Publishes, polls and acks one event through a node on {@code redis}. */
+  /**
+   * Publishes, polls and acks one event through a node on {@code redis}, acks it again (the ack
+   * memory), and nacks a second one and reads its history (the memory's histories).
+   */
   private static void publishPollAck(TestRedis redis) {
     try (TestNode node = TestNode.start(redis)) {
       Http http = node.http();
@@ -30,6 +33,15 @@ class ScriptCallsIT {
       Reply batch = http.poll(name, new JsonObject().put("waitMs", 5000));
       assertEquals(1, batch.ackIds().size(), batch.body());
       assertEquals("ACKED", http.ack(name, batch.ackIds().get(0)).results().getJsonObject(0).getString("status"));
+      assertEquals("ALREADY_ACKED", http.ack(name, batch.ackIds().get(0)).results().getJsonObject(0).getString("status"));
+
+      http.publish(name, new JsonObject().put("payload", 2));
+      Reply second = http.poll(name, new JsonObject().put("waitMs", 5000));
+      assertEquals(200, http.post("/v1/consumers/" + name + "/nacks", new JsonObject()
+          .put("ackIds", new JsonArray(second.ackIds())).put("action", "REQUEUE").put("delayMs", 60_000)).status());
+      Reply history = http.get("/v1/consumers/" + name + "/events/" + second.eventIds().get(0));
+      assertEquals("REQUEUED", history.json().getJsonArray("deliveries").getJsonObject(0).getString("outcome"),
+          history.body());
     }
   }
 
