@@ -1305,6 +1305,8 @@ local function begin_call(keys, args)
   dropped_dead = false
   segments = {}
   call_now = nil
+  -- set by settings(): memory is never read or written for a consumer whose settings were not read
+  memory_salt = nil
   spool_change = {bytes = 0, events = 0, figures = false}
   charges_in_use = nil
   counters = nil
