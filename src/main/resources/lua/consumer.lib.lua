@@ -274,9 +274,13 @@ local HISTORY_AFTER_MS = 600000
 local LISTED = '+'
 
 -- The record of one poll call's hand-outs, "<time> <deadline> <node> <via>", named by the call's
--- mark (the first 16 hex digits of a delivery's) and kept as long as a delivery of the call may be
--- out (see poll.lua). Written once by its call and never changed: one call reads each at most once
--- (a scheduler step lapses up to a whole poll call's deliveries, which share it).
+-- mark (the first 16 hex digits of a delivery's). Written once by its call and never changed: one
+-- call reads each at most once (a scheduler step lapses up to a whole poll call's deliveries, which
+-- share it). Only a delivery whose list does not hold its hand-out needs it, and only until it
+-- lapses (its list then does): kept past the deadline HANDOUT_AFTER_MS, the time a late scheduler
+-- may take. Without it a lapse still tells the first hand-out by the deadline (see first_handout);
+-- the history loses the node and connection kind of that hand-out.
+local HANDOUT_AFTER_MS = 600000
 local handout_records
 local function handout_record(mark)
   local call = string.sub(mark, 1, 16)

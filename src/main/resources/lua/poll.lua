@@ -202,11 +202,12 @@ if #batchItems > 0 and tonumber(redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORE
 end
 
 if #batchItems > 0 then
-  -- both outlive any delivery of this call: its deadline, and the time the scheduler may take
-  local kept = cfg.ackTimeoutMs + 3600000
-  redis.call('SET', KEYS[EXTRA_KEY], mark .. ' ' .. table.concat(batchItems, ' '), 'PX', kept)
+  -- the batch outlives any delivery of this call: its deadline, and the time the scheduler may take
+  redis.call('SET', KEYS[EXTRA_KEY], mark .. ' ' .. table.concat(batchItems, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
+  -- a consumer's memory is one key, moved whole when its slot migrates: records kept a shorter
+  -- while (see handout_record) make it several times smaller for a busy consumer
   redis.call('HSET', K.memory, 'r:' .. mark, nowArg .. ' ' .. deadlineArg .. ' ' .. ARGV[5])
-  keep('r:' .. mark, kept)
+  keep('r:' .. mark, cfg.ackTimeoutMs + HANDOUT_AFTER_MS)
 end
 
 local waiter, wait = ARGV[2], tonumber(ARGV[3])

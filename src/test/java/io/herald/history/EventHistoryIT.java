@@ -3,6 +3,7 @@ package io.herald.history;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.herald.store.Keys;
@@ -175,6 +176,14 @@ class EventHistoryIT extends GatewayTest {
     String memory = "herald:{c:" + consumer + "}:memory";
     String forgets = "herald:{c:" + consumer + "}:forgets";
     assertEquals(2, RedisCli.send(redis.url(), Request.cmd(Command.HLEN).arg(memory)).toInteger());
+    // the poll's hand-out record is kept its deliveries' ack timeout (30 s) + 10 min, the nacked
+    // event's history its retention (7 days) + 10 min
+    long now = RedisCli.millis(redis.url());
+    for (Response field : RedisCli.send(redis.url(), Request.cmd(Command.HKEYS).arg(memory))) {
+      long kept = RedisCli.send(redis.url(), Request.cmd(Command.ZSCORE).arg(forgets).arg(field.toString())).toLong() - now;
+      long expected = field.toString().startsWith("r:") ? 630_000 : 604_800_000 + 600_000;
+      assertTrue(kept > expected - 30_000 && kept <= expected, field + " kept " + kept + " ms from now");
+    }
     // their time came long ago, and with it the consumer's turn with the scheduler; with them more
     // than a step takes (its batchSize, 500), so that it takes the rest in the steps after
     for (Response field : RedisCli.send(redis.url(), Request.cmd(Command.ZRANGE).arg(forgets).arg(0).arg(-1))) {
