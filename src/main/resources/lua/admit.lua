@@ -5,4 +5,4 @@
 -- consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
-return throttle(cfg, now_ms(), ARGV[1] ~= '', ARGV[1]) or 0
+return throttle(cfg, clock(), ARGV[1] ~= '', ARGV[1]) or 0

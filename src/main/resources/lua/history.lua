@@ -46,5 +46,5 @@ for _, entry in ipairs(entries) do
   table.insert(result, entry)
 end
 local holder = holder_ahead(id)
-if holder then table.insert(result, 'K ' .. now_ms() .. ' ' .. holder) end
+if holder then table.insert(result, 'K ' .. clock() .. ' ' .. holder) end
 return result

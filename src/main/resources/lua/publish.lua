@@ -75,11 +75,11 @@ for i = 3, #ARGV, 7 do
     table.insert(refused, id)
     if not cfg.refusesForAll then discarded = discarded + 1 end
   elseif fresh and isKeyed then
-    keyedAt = keyedAt or now_ms()
+    keyedAt = keyedAt or clock()
     table.insert(keyed, keyedAt)
     table.insert(keyed, id)
   end
-  now = now or (deliverAt and now_ms())
+  now = now or (deliverAt and clock())
   if not fresh and deliverAt and deliverAt > now and held[id] then
     -- spooled before (a round whose outcome was unknown, spooled again): its delay is filed again
     if not firstIndexed or deliverAt < firstIndexed then firstIndexed = deliverAt end

@@ -1,5 +1,6 @@
 package io.herald.store;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.herald.testing.GatewayTest;
@@ -8,9 +9,11 @@ import io.herald.testing.RedisMonitor;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -129,15 +132,16 @@ class DeclaredKeysIT extends GatewayTest {
 
   /** Reads the consumer's dead-letter or error queue until it holds the event; the ackId of that read. */
   private static String awaitQueued(String consumer, String queue, String eventId) {
-    long until = System.nanoTime() + 10_000_000_000L;
-    while (System.nanoTime() < until) {
+    AtomicReference<String> ackId = new AtomicReference<>();
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
       Reply read = http().post("/v1/consumers/" + consumer + "/" + queue + "/poll", new JsonObject());
       int at = read.eventIds().indexOf(eventId);
       if (at >= 0) {
-        return read.ackIds().get(at);
+        ackId.set(read.ackIds().get(at));
       }
-    }
-    throw new AssertionError(eventId + " never reached " + queue);
+      return at >= 0;
+    });
+    return ackId.get();
   }
 
   private static JsonArray settle(String consumer, String what, JsonObject body) {

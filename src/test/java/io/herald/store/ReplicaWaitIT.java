@@ -82,14 +82,17 @@ class ReplicaWaitIT {
   @DisplayName("a delayed publish answered 503 because the replica did not confirm it is held on the primary: its delay's end is filed with the scheduler all the same")
   void unreplicatedPublishIsScheduled() {
     replica.pause();
-    Reply refused = http.publish("orders", new JsonObject().put("payload", "later").put("delayMs", 600_000));
-    assertEquals(503, refused.status(), refused.body());
-    long filedBy = RedisCli.millis(primary.url()) + 600_000;
-    await().atMost(Duration.ofSeconds(10)).until(() ->
-        RedisCli.send(primary.url(), Request.cmd(Command.ZSCORE).arg(Keys.DUE).arg("billing")) != null);
-    long due = RedisCli.send(primary.url(), Request.cmd(Command.ZSCORE).arg(Keys.DUE).arg("billing")).toLong();
-    assertTrue(due > filedBy - 60_000 && due <= filedBy, "filed for " + due);
-    replica.resume();
+    try {
+      Reply refused = http.publish("orders", new JsonObject().put("payload", "later").put("delayMs", 600_000));
+      assertEquals(503, refused.status(), refused.body());
+      long filedBy = RedisCli.millis(primary.url()) + 600_000;
+      await().atMost(Duration.ofSeconds(10)).until(() ->
+          RedisCli.send(primary.url(), Request.cmd(Command.ZSCORE).arg(Keys.DUE).arg("billing")) != null);
+      long due = RedisCli.send(primary.url(), Request.cmd(Command.ZSCORE).arg(Keys.DUE).arg("billing")).toLong();
+      assertTrue(due > filedBy - 60_000 && due <= filedBy, "filed for " + due);
+    } finally {
+      replica.resume();
+    }
   }
 
   @Test
