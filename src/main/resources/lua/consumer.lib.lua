@@ -373,24 +373,25 @@ local function flush_handout(id)
   if handout then push_history(id, handout) end
 end
 
-local function note(id, entry, current)
+-- Notes an entry in the event's list (its current hand-out's first, if the list does not hold it
+-- yet), the list kept keepMs from now.
+local function note_kept(id, keepMs, entry, current)
   local handout = take_handout(id, current)
   if handout then
-    push_history(id, handout, entry)
+    append_history(id, keepMs, handout, entry)
   else
-    push_history(id, entry)
+    append_history(id, keepMs, entry)
   end
+end
+
+local function note(id, entry, current)
+  note_kept(id, held_history_ms, entry, current)
 end
 
 -- Notes the ack of an event whose list holds its current hand-out (delivery_state's listed); the
 -- list lives HISTORY_AFTER_MS more.
 local function note_ack(id, now)
-  local handout = take_handout(id)
-  if handout then
-    append_history(id, HISTORY_AFTER_MS, handout, 'A ' .. now)
-  else
-    append_history(id, HISTORY_AFTER_MS, 'A ' .. now)
-  end
+  note_kept(id, HISTORY_AFTER_MS, 'A ' .. now)
 end
 
 -- The eventId of the delivery an ackId names, when it is its event's latest and still pending (not
