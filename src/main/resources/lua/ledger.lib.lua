@@ -1,5 +1,7 @@
--- Shared by the ledger's scripts (quota_reserve, quota_take_unacked, quota_settle): the gateway-wide
--- account of spooled bytes and unacked events, kept in one hash slot. Every per-consumer figure is
+-- Shared by the ledger's scripts (quota_reserve, quota_take_unacked, quota_settle, quota_release,
+-- quota_alert): the gateway-wide account of spooled bytes and unacked events, kept in one hash slot
+-- per shard. A consumer's entries live in its shard; on a Redis Cluster there are several shards,
+-- each judging against its share of every gateway-wide limit (its budget, see KEYS[5]). Every per-consumer figure is
 -- exact in the consumer's own keys (spool_figures in consumer.lib.lua); the ledger holds the latest
 -- of those figures it was given, plus holds: room reserved by publishes on their way to the
 -- consumers' spools, and by polls on their way to hand events out.
@@ -13,10 +15,16 @@
 --                        or {gone = salt} once it was deleted
 -- KEYS[3] holds    HASH  "<hold id>:<consumer>" -> JSON list of {usage field, amount} to give back
 -- KEYS[4] holdEnds ZSET  the same -> when it is given back unsettled (its node died meanwhile)
+-- KEYS[5] budgets  HASH  on a ledger of several shards, this shard's share of each limited scope
+--                        ('g', 'n:<namespace>', 't:<topic>', 'u', as in usage): '<scope>:granted',
+--                        the most the bank (quota_bank.lua) was heard to have granted this shard in
+--                        all, and '<scope>:returned', what this shard has given back in all. Both
+--                        only grow and travel as totals, so a late or repeated word changes
+--                        nothing and a lost one is made up by the next.
 -- A hold is given back when the node that took it settles it, or when figures of its consumer that
 -- include its effect arrive (the consumer's script realized it: see spool_figures), whichever
 -- comes first; so figures never count what a hold still counts.
-local USAGE, SYNCED, HOLDS, HOLD_ENDS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local USAGE, SYNCED, HOLDS, HOLD_ENDS, BUDGETS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 
 -- Adds to a usage field, removing it when it reaches zero.
 local function add(field, amount)
@@ -41,4 +49,30 @@ local function give_back_expired(now)
   for _, hold in ipairs(redis.call('ZRANGEBYSCORE', HOLD_ENDS, '-inf', now, 'LIMIT', 0, 100)) do
     give_back(hold)
   end
+end
+
+local function budget_counter(field)
+  return tonumber(redis.call('HGET', BUDGETS, field) or '0')
+end
+
+-- Hears that the bank has granted this shard `granted` of `scope` in all.
+local function learn_grant(scope, granted)
+  if granted and granted > budget_counter(scope .. ':granted') then
+    redis.call('HSET', BUDGETS, scope .. ':granted', granted)
+  end
+end
+
+-- What a scope's limit lets this shard hold (nil when the scope has no limit): all of it when the
+-- ledger has one shard, else what the bank granted less what was given back.
+local function budget(scope, limit, sharded)
+  if not limit then return nil end
+  if not sharded then return limit end
+  return budget_counter(scope .. ':granted') - budget_counter(scope .. ':returned')
+end
+
+-- Learns the grants "scope granted ..." in ARGV from `at` on (a count, then pairs); returns the
+-- index after them.
+local function learn_grants(at)
+  for i = 1, tonumber(ARGV[at]) do learn_grant(ARGV[at + 2 * i - 1], tonumber(ARGV[at + 2 * i])) end
+  return at + 1 + 2 * tonumber(ARGV[at])
 end

@@ -3,8 +3,10 @@
 -- so concurrent publishers never overshoot a quota together. The room is held per consumer, under
 -- "<hold id>:<consumer>", as each consumer's spool script realizes its part separately.
 -- ARGV[1] hold id, ARGV[2] ms after which an unsettled hold is given back, ARGV[3] the gateway's
--- quota in bytes ('' for none), ARGV[4] number of groups; then per group (the events of one
--- publish request):
+-- quota in bytes ('' for none), ARGV[4] 'one' on a ledger of one shard (limits are judged whole),
+-- else 'try' or 'final' (judged against this shard's budgets); then the bank's grants to learn
+-- first (their number, then scope/granted pairs); then the number of groups, then per group (the
+-- events of one publish request, for the consumers of this shard):
 --   topic ('' when it has no quota), its quotaBytes, number of matching consumers, per consumer:
 --   name, refusesForAll ('1' or '0'), namespace, namespace quotaBytes (each '' for none); number of
 --   events, then each event's size in bytes.
@@ -12,20 +14,31 @@
 -- against its own figures (publish.lua).
 -- Returns one verdict per event, in order: '' (room for every consumer), 'R <scope> <name>'
 -- (refused for all; scope gateway, namespace or topic) or 'S <consumer> ...' (room for all but
--- these consumers, which skip it).
+-- these consumers, which skip it). In 'try' mode, when a budget is short, it holds nothing and
+-- returns {'SHORT', scope, bytes lacking, ...} instead: the node asks the bank, then tries 'final'.
 local now = now_ms()
 give_back_expired(now)
+local mode = ARGV[4]
+local trying = mode == 'try'
+local at = learn_grants(5)
 -- room taken, by consumer and usage field: written once per field at the end
 local held = {}
 local gatewayQuota = tonumber(ARGV[3])
 local verdicts = {}
-local at = 5
 -- usage read once per field, then kept up to date here
 local used = {}
 local function current(field)
   if used[field] == nil then used[field] = usage(field) end
   return used[field]
 end
+-- each limited scope's budget, read once
+local budgets = {}
+local function room(field, limit)
+  if budgets[field] == nil then budgets[field] = budget(field, limit, mode ~= 'one') or false end
+  return budgets[field] or nil
+end
+-- trying: what each short scope lacks for the whole request
+local short = {}
 
 local function next_arg()
   local value = ARGV[at]
@@ -33,7 +46,7 @@ local function next_arg()
   return value
 end
 
-for _ = 1, tonumber(ARGV[4]) do
+for _ = 1, tonumber(next_arg()) do
   local topic, topicQuota = next_arg(), tonumber(next_arg())
   local consumers = {}
   for i = 1, tonumber(next_arg()) do
@@ -43,7 +56,12 @@ for _ = 1, tonumber(ARGV[4]) do
     local size = tonumber(next_arg())
     local adding = {}
     local function fits(field, amount, limit)
-      return not limit or current(field) + (adding[field] or 0) + amount <= limit
+      local most = limit and room(field, limit)
+      local after = current(field) + (adding[field] or 0) + amount
+      if not most or after <= most then return true end
+      -- trying, it goes on as if there were room, to learn the whole shortfall
+      if trying then short[field] = math.max(short[field] or 0, after - most) end
+      return trying
     end
     local function take(field, amount)
       adding[field] = (adding[field] or 0) + amount
@@ -93,6 +111,14 @@ for _ = 1, tonumber(ARGV[4]) do
       table.insert(verdicts, #skipped > 0 and ('S ' .. table.concat(skipped, ' ')) or '')
     end
   end
+end
+if next(short) then
+  local reply = {'SHORT'}
+  for field, amount in pairs(short) do
+    table.insert(reply, field)
+    table.insert(reply, amount)
+  end
+  return reply
 end
 for consumer, fields in pairs(held) do
   local hold = {}

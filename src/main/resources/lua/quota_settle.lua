@@ -1,15 +1,12 @@
--- Brings the ledger up to date with consumers' own figures, first giving back holds (of publish
--- rounds or polls: their events are now in those figures, or never got there); then raises or
--- clears the spool and unacked alerts.
--- ARGV[1] hold ids, separated by spaces ('' for none), ARGV[2] the gateway's spool quota in bytes and ARGV[3] its
--- maxUnackedTotal ('' for none), ARGV[4] and ARGV[5] the percentages of a limit at which an alert
--- is raised and cleared; then per consumer: name, '1' if it exists else '0', its namespace ('' for
+-- Brings this ledger shard up to date with its consumers' own figures, first giving back holds (of
+-- publish rounds or polls: their events are now in those figures, or never got there).
+-- ARGV[1] hold ids, separated by spaces ('' for none), ARGV[2] the gateway's maxUnackedTotal ('' for
+-- none), ARGV[3] 'one' on a ledger of one shard, else 'shards'; then per consumer: name, '1' if it exists else '0', its namespace ('' for
 -- none), version, salt, bytes, events, unacked, number of realized holds, those holds, number of
 -- topics, then topic/bytes pairs (all but the name and '0' omitted for one that does not exist). Consumers that count no unacked against
 -- maxUnackedTotal (those of $sys/ topics only) send 0 as their unacked.
 -- A figure older than the one the ledger has (lower version, same salt) is ignored.
--- Returns {gateway bytes, spool alert 'RAISED' | 'CLEARED' | '', unacked total, unacked alert,
--- 1 when polls held back by maxUnackedTotal may go on else 0}.
+-- Returns 1 when polls held back by maxUnackedTotal may go on, else 0.
 local now = now_ms()
 give_back_expired(now)
 for hold in string.gmatch(ARGV[1], '%S+') do give_back(hold) end
@@ -28,7 +25,7 @@ local function shift(name, old, new)
   for topic in pairs(topics) do add('t:' .. topic, ((new.t or {})[topic] or 0) - ((old.t or {})[topic] or 0)) end
 end
 
-local at = 6
+local at = 4
 while at <= #ARGV do
   local name, exists = ARGV[at], ARGV[at + 1] == '1'
   local stored = redis.call('HGET', SYNCED, name)
@@ -61,23 +58,7 @@ while at <= #ARGV do
   end
 end
 
--- Raises the alert named `name` when use reaches raisePercent of the limit, clears it below clearPercent.
-local function alert(name, used, limit)
-  if not limit then return '' end
-  local raised = redis.call('HGET', USAGE, 'alert:' .. name) == '1'
-  if not raised and used * 100 >= limit * tonumber(ARGV[4]) then
-    redis.call('HSET', USAGE, 'alert:' .. name, '1')
-    return 'RAISED'
-  elseif raised and used * 100 < limit * tonumber(ARGV[5]) then
-    redis.call('HDEL', USAGE, 'alert:' .. name)
-    return 'CLEARED'
-  end
-  return ''
-end
-
-local gateway, unacked = usage('g'), usage('u')
-local unackedLimit = tonumber(ARGV[3])
 -- polls were held back by the limit (quota_take_unacked marked it) and there is room again
-local room = 0
-if unackedLimit and unacked < unackedLimit and redis.call('HDEL', USAGE, 'held:unacked') == 1 then room = 1 end
-return {gateway, alert('spool', gateway, tonumber(ARGV[2])), unacked, alert('unacked', unacked, unackedLimit), room}
+local unackedBudget = budget('u', tonumber(ARGV[2]), ARGV[3] ~= 'one')
+if unackedBudget and usage('u') < unackedBudget and redis.call('HDEL', USAGE, 'held:unacked') == 1 then return 1 end
+return 0

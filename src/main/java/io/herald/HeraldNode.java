@@ -94,7 +94,8 @@ public final class HeraldNode {
       Authenticator authenticator) {
     HeraldConfig.RedisConfig redis = config.redis();
     String host = authenticator == Authenticator.OPEN ? OPEN_HOST : config.http().host();
-    SpoolLedger ledger = new SpoolLedger(vertx, config.quotas(), redis.timeoutMs());
+    SpoolLedger ledger = new SpoolLedger(vertx, config.quotas(), redis.timeoutMs(),
+        target.mode() == RedisTarget.Mode.CLUSTER ? SpoolLedger.CLUSTER_SHARDS : 1);
     Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, target, redis.timeoutMs(), redis.replicaWait())
         .watchingSpool(ledger::touched);
     RedisStore nodeStore = RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs(), redis.replicaWait())

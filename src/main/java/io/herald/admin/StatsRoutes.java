@@ -3,15 +3,15 @@ package io.herald.admin;
 import io.herald.config.HeraldConfig;
 import io.herald.http.Responses;
 import io.herald.protocol.ApiException;
-import io.herald.store.Keys;
+import io.herald.quota.SpoolLedger;
 import io.herald.store.RedisStore;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -22,11 +22,13 @@ import java.util.TreeMap;
  */
 public final class StatsRoutes {
   private final RedisStore store;
+  private final SpoolLedger ledger;
   private final HeraldConfig.Quotas quotas;
 
-  public StatsRoutes(RedisStore store, HeraldConfig.Quotas quotas) {
+  public StatsRoutes(RedisStore store, SpoolLedger ledger) {
     this.store = store;
-    this.quotas = quotas;
+    this.ledger = ledger;
+    this.quotas = ledger.quotas();
   }
 
   public void mount(Router router) {
@@ -34,11 +36,17 @@ public final class StatsRoutes {
   }
 
   private void stats(RoutingContext ctx) {
-    Responses.reply(ctx, () -> ApiException.reading(store.send(Request.cmd(Command.HGETALL).arg(Keys.LEDGER.get(0))))
-        .map(this::describe));
+    Responses.reply(ctx, () -> ApiException.reading(ledger.usage(store)).map(this::describe));
   }
 
-  private JsonObject describe(Response usage) {
+  /** The sums over the ledger's shards; the first one keeps the alerts' state. */
+  private JsonObject describe(List<Response> shards) {
+    Map<String, Long> usage = new HashMap<>();
+    for (Response shard : shards) {
+      for (String field : shard.getKeys()) {
+        usage.merge(field, shard.get(field).toLong(), field.startsWith("alert:") ? (a, b) -> a : Long::sum);
+      }
+    }
     Map<String, JsonObject> namespaces = new TreeMap<>();
     quotas.namespaces().forEach((name, quota) -> namespaces.put(name, use(0, quota)));
     Map<String, JsonObject> topics = new TreeMap<>();
@@ -46,8 +54,8 @@ public final class StatsRoutes {
     long unacked = 0;
     boolean raised = false;
     boolean unackedRaised = false;
-    for (String field : usage.getKeys()) {
-      long value = usage.get(field).toLong();
+    for (String field : usage.keySet()) {
+      long value = usage.get(field);
       if (field.equals("g")) {
         gateway = value;
       } else if (field.equals("u")) {

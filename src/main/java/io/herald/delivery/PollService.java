@@ -146,7 +146,7 @@ public final class PollService {
       byte[] hold = new byte[12];
       RANDOM.nextBytes(hold);
       String holdId = HexFormat.of().formatHex(hold) + ":" + consumer.name();
-      ledger.takeUnacked(store, holdId, max)
+      ledger.takeUnacked(store, consumer.name(), holdId, max)
           .onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, false))))
           .onSuccess(room -> {
             if (answer.future().isComplete()) {

@@ -100,7 +100,7 @@ public final class HttpApiVerticle extends VerticleBase {
     new AckRoutes(services.acks(), services.settlements(), directory).mount(router);
     new ConsumerRoutes(store, directory).mount(router);
     new TopicRoutes(topics).mount(router);
-    new StatsRoutes(store, ledger.quotas()).mount(router);
+    new StatsRoutes(store, ledger).mount(router);
     new FailedEventRoutes(vertx, store, directory, ledger, services.settler()).mount(router);
     new EventHistory(store, directory).mount(router);
     router.route().failureHandler(Responses::failure);

@@ -8,6 +8,7 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
 import io.vertx.redis.client.ResponseType;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -18,8 +19,9 @@ import java.util.function.Supplier;
 
 /**
  * Keeps the spool ledger up to date. Every {@code quotas.syncMs} it sends the ledger the figures of
- * the consumers whose spool this node's scripts changed; now and then those of every consumer, in
- * case a node died before sending its own.
+ * the consumers whose spool this node's scripts changed, then raises or clears the alerts from the
+ * new sums; now and then it sends those of every consumer, in case a node died before sending its
+ * own, and brings the bank and the shards of a sharded ledger to the same word.
  */
 public final class SpoolAccountVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(SpoolAccountVerticle.class.getName());
@@ -43,7 +45,7 @@ public final class SpoolAccountVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     store = stores.get();
-    vertx.setPeriodic(ledger.quotas().syncMs(), t -> syncTouched());
+    vertx.setPeriodic(ledger.quotas().syncMs(), t -> syncTouched().onComplete(done -> checkAlerts()));
     // at once (a ledger that is new, or behind after a node died), then now and then
     syncAll();
     vertx.setPeriodic(FULL_SYNC_MS, t -> syncAll());
@@ -80,13 +82,27 @@ public final class SpoolAccountVerticle extends VerticleBase {
         });
   }
 
-  /** Sends every consumer's figures: those this node knows, and those the ledger holds. */
+  private void checkAlerts() {
+    ledger.checkAlerts(store).onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
+        "Could not check the spool alerts: " + failure.getMessage()));
+  }
+
+  /**
+   * Sends every consumer's figures (those this node knows, and those the ledger holds), and
+   * reconciles the bank with the shards.
+   */
   private void syncAll() {
-    store.send(Request.cmd(Command.HKEYS).arg(Keys.LEDGER.get(1))).compose(names -> {
+    List<Future<Response>> reads = new ArrayList<>();
+    for (int shard = 0; shard < ledger.shards(); shard++) {
+      reads.add(store.send(Request.cmd(Command.HKEYS).arg(ledger.keys(shard).get(1))));
+    }
+    Future.all(reads).compose(shards -> {
       Set<String> all = new LinkedHashSet<>(directory.all().keySet());
-      names.forEach(name -> all.add(name.toString()));
+      shards.<Response>list().forEach(names -> names.forEach(name -> all.add(name.toString())));
       return sync(all);
     }).onFailure(failure -> LOG.log(System.Logger.Level.DEBUG, "Full spool sync failed: " + failure.getMessage()));
+    ledger.reconcile(store).onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
+        "Could not reconcile the ledger's bank: " + failure.getMessage()));
   }
 
   private Future<Void> sync(Collection<String> consumers) {

@@ -5,6 +5,8 @@ import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
+import io.herald.redelivery.DueIndex;
+import io.herald.store.HashSlots;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
@@ -14,41 +16,95 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 
 /**
  * The gateway-wide account of spooled bytes and unacked events, against which publishes are
  * admitted (quotas of the gateway, namespaces, topics and consumers) and polls get room
- * (maxUnackedTotal). It lives in Redis under one hash tag; every consumer's own figures stay exact in
- * the consumer's keys and reach the ledger when a publish or poll settles its hold, and otherwise
- * within {@code quotas.syncMs} of any script that changed them (this node remembers which consumers
- * those were; {@link SpoolAccountVerticle} sends their figures). Raised and cleared alerts are
- * logged and published. Shared by the node's verticles: thread-safe, each call with the caller's
- * own store.
+ * (maxUnackedTotal). Every consumer's own figures stay exact in the consumer's keys and reach the
+ * ledger when a publish or poll settles its hold, and otherwise within {@code quotas.syncMs} of any
+ * script that changed them (this node remembers which consumers those were;
+ * {@link SpoolAccountVerticle} sends their figures). Raised and cleared alerts are logged and
+ * published. Shared by the node's verticles: thread-safe, each call with the caller's own store.
+ *
+ * <p>On one Redis server the ledger is one hash slot. On a Redis Cluster it has {@value #CLUSTER_SHARDS}
+ * shards, spread over the slots like the due index, so that no primary takes every publish round
+ * and poll: a consumer's entries live in its shard, and each shard judges against its budget, a
+ * share of every gateway-wide limit granted by a bank ({@code quota_bank.lua}) whose grants never
+ * sum to more than the limit. A shard that lacks budget asks the bank; when the bank lacks it too,
+ * the other shards give back what they do not use, and the shard asks again. So a limit is never
+ * overshot, and refusals come when the whole gateway is nearly at it.
  */
 public final class SpoolLedger {
   private static final System.Logger LOG = System.getLogger(SpoolLedger.class.getName());
   /** Alerts are published on this topic prefix and their name: spool, unacked. */
   public static final String ALERT_TOPICS = "$sys/alerts/";
+  public static final int CLUSTER_SHARDS = DueIndex.CLUSTER_SHARDS;
+  /** A shard that lacks budget is granted at least this share of the limit while the bank has plenty. */
+  private static final int CHUNKS = 64;
+  /** The shards are asked to give back unused budget of a scope at most this often by one node. */
+  static final long RELEASE_GAP_MS = 100;
 
   private final Vertx vertx;
   private final HeraldConfig.Quotas quotas;
   /** An unsettled hold is given back after this long: its publish's node died. */
   private final long holdMs;
   private final Set<String> touched = ConcurrentHashMap.newKeySet();
+  private final List<List<String>> shardKeys;
+  /** When this node last had the shards give back a scope's unused budget. */
+  private final Map<String, Long> releasedAt = new ConcurrentHashMap<>();
+  private final long releaseGapMs;
 
-  public SpoolLedger(Vertx vertx, HeraldConfig.Quotas quotas, long redisTimeoutMs) {
+  /** @param shards 1 on one Redis server or a sentinel set, {@link #CLUSTER_SHARDS} on a cluster */
+  public SpoolLedger(Vertx vertx, HeraldConfig.Quotas quotas, long redisTimeoutMs, int shards) {
+    this(vertx, quotas, redisTimeoutMs, shards, RELEASE_GAP_MS);
+  }
+
+  /** @param releaseGapMs how often this node may have the shards give back a scope's unused budget */
+  SpoolLedger(Vertx vertx, HeraldConfig.Quotas quotas, long redisTimeoutMs, int shards, long releaseGapMs) {
     this.vertx = vertx;
+    this.releaseGapMs = releaseGapMs;
     this.quotas = quotas;
     this.holdMs = Math.max(10_000, 3 * redisTimeoutMs);
+    this.shardKeys = IntStream.range(0, shards).mapToObj(shard -> Keys.ledger(shard, shards)).toList();
   }
 
   public HeraldConfig.Quotas quotas() {
     return quotas;
+  }
+
+  public int shards() {
+    return shardKeys.size();
+  }
+
+  /** The keys of one shard, as {@code ledger.lib.lua} names them. */
+  public List<String> keys(int shard) {
+    return shardKeys.get(shard);
+  }
+
+  /**
+   * The shard holding {@code consumer}'s entries and holds: the one whose nth of the slots holds the
+   * consumer's own slot, so that on a cluster a consumer's ledger calls mostly go to the primary
+   * that runs its own scripts, and each primary's share of the calls follows its consumers.
+   */
+  public int shardOf(String consumer) {
+    if (shards() == 1) {
+      return 0;
+    }
+    return HashSlots.of(Keys.consumerTag(consumer)) * shards() / HashSlots.COUNT;
   }
 
   /** Notes that a script may have changed the consumer's spool. */
@@ -85,10 +141,81 @@ public final class SpoolLedger {
 
   /**
    * Decides for every event of these groups, in order, whether it fits every quota, and holds the
-   * room it takes under {@code holdId} until {@link #settle}.
+   * room it takes under {@code holdId} until {@link #settle}: in each shard, for its consumers.
    */
   public Future<List<Verdict>> reserve(RedisStore store, String holdId, List<Group> groups) {
-    List<Object> args = new ArrayList<>(List.of(holdId, holdMs, quota(quotas.spoolBytes()), groups.size()));
+    Map<String, Long> limits = new HashMap<>();
+    limit(limits, "g", quotas.spoolBytes());
+    // per shard: its part of each group (the groups' consumers in that shard), and which group that was
+    Map<Integer, List<Group>> parts = new TreeMap<>();
+    Map<Integer, List<Integer>> partOf = new HashMap<>();
+    for (int g = 0; g < groups.size(); g++) {
+      Group group = groups.get(g);
+      if (group.topic().quotaBytes() != null) {
+        limit(limits, "t:" + group.topic().name(), group.topic().quotaBytes());
+      }
+      Map<Integer, List<ConsumerSettings>> byShard = new TreeMap<>();
+      for (ConsumerSettings consumer : group.consumers()) {
+        String namespace = consumer.admission().namespace();
+        limit(limits, "n:" + namespace, quotas.namespace(namespace));
+        byShard.computeIfAbsent(shardOf(consumer.name()), s -> new ArrayList<>()).add(consumer);
+      }
+      int index = g;
+      byShard.forEach((shard, consumers) -> {
+        parts.computeIfAbsent(shard, s -> new ArrayList<>()).add(new Group(group.topic(), consumers, group.sizes()));
+        partOf.computeIfAbsent(shard, s -> new ArrayList<>()).add(index);
+      });
+    }
+    Map<Integer, Future<List<Verdict>>> judged = new TreeMap<>();
+    parts.forEach((shard, part) -> judged.put(shard, reserveIn(store, shard, holdId, part, limits)));
+    return Future.all(new ArrayList<>(judged.values())).map(all -> {
+      // an event refused for all in any shard is refused; the skipping consumers of every shard skip it
+      List<List<Verdict>> merged = new ArrayList<>();
+      groups.forEach(group -> merged.add(new ArrayList<>(Collections.nCopies(group.sizes().size(), Verdict.ADMITTED))));
+      judged.forEach((shard, verdicts) -> {
+        int next = 0;
+        for (int g : partOf.get(shard)) {
+          List<Verdict> events = merged.get(g);
+          for (int e = 0; e < events.size(); e++) {
+            events.set(e, events.get(e).and(verdicts.result().get(next++)));
+          }
+        }
+      });
+      return merged.stream().flatMap(List::stream).toList();
+    });
+  }
+
+  private static void limit(Map<String, Long> limits, String scope, Long limit) {
+    if (limit != null) {
+      limits.put(scope, limit);
+    }
+  }
+
+  /** Reserves in one shard: within its budgets, or, when they fall short, after asking the bank. */
+  private Future<List<Verdict>> reserveIn(RedisStore store, int shard, String holdId, List<Group> groups,
+      Map<String, Long> limits) {
+    return reserveCall(store, shard, holdId, groups, shards() == 1 ? "one" : "try", Map.of()).compose(reply -> {
+      if (reply.size() == 0 || !reply.get(0).toString().equals("SHORT")) {
+        return Future.succeededFuture(verdicts(reply));
+      }
+      Map<String, Long> lacking = new LinkedHashMap<>();
+      for (int i = 1; i + 1 < reply.size(); i += 2) {
+        lacking.put(reply.get(i).toString(), reply.get(i + 1).toLong());
+      }
+      return budgets(store, shard, lacking, limits)
+          .compose(grants -> reserveCall(store, shard, holdId, groups, "final", grants))
+          .map(SpoolLedger::verdicts);
+    });
+  }
+
+  private Future<Response> reserveCall(RedisStore store, int shard, String holdId, List<Group> groups, String mode,
+      Map<String, Long> grants) {
+    List<Object> args = new ArrayList<>(List.of(holdId, holdMs, quota(quotas.spoolBytes()), mode, grants.size()));
+    grants.forEach((scope, granted) -> {
+      args.add(scope);
+      args.add(granted);
+    });
+    args.add(groups.size());
     for (Group group : groups) {
       TopicSettings topic = group.topic();
       args.add(topic.quotaBytes() == null ? "" : topic.name());
@@ -103,38 +230,193 @@ public final class SpoolLedger {
       args.add(group.sizes().size());
       args.addAll(group.sizes());
     }
-    return store.eval(Script.QUOTA_RESERVE, Keys.LEDGER, args).map(reply -> {
-      List<Verdict> verdicts = new ArrayList<>(reply.size());
-      reply.forEach(verdict -> verdicts.add(Verdict.parse(verdict.toString())));
-      return verdicts;
+    return store.eval(Script.QUOTA_RESERVE, keys(shard), args);
+  }
+
+  private static List<Verdict> verdicts(Response reply) {
+    List<Verdict> verdicts = new ArrayList<>(reply.size());
+    reply.forEach(verdict -> verdicts.add(Verdict.parse(verdict.toString())));
+    return verdicts;
+  }
+
+  /**
+   * Takes room for up to {@code wanted} more unacked events of {@code consumer} under
+   * maxUnackedTotal, held under {@code holdId} ("<id>:<consumer>") until {@link #settle} or the
+   * poll's figures; the answer is how many the poll may hand out new.
+   */
+  public Future<Integer> takeUnacked(RedisStore store, String consumer, String holdId, int wanted) {
+    int shard = shardOf(consumer);
+    return takeUnackedCall(store, shard, holdId, wanted, shards() == 1 ? "one" : "try", null).compose(taken -> {
+      if (taken >= 0) {
+        return Future.succeededFuture(taken);
+      }
+      return budgets(store, shard, Map.of("u", (long) -taken), Map.of("u", quotas.maxUnackedTotal()))
+          .compose(grants -> takeUnackedCall(store, shard, holdId, wanted, "final", grants.get("u")));
+    });
+  }
+
+  private Future<Integer> takeUnackedCall(RedisStore store, int shard, String holdId, int wanted, String mode,
+      Long granted) {
+    return store.eval(Script.QUOTA_TAKE_UNACKED, keys(shard), List.of(holdId, holdMs, quotas.maxUnackedTotal(),
+        wanted, mode, granted == null ? "" : granted)).map(Response::toInteger);
+  }
+
+  /**
+   * Asks the bank for what {@code shard} lacks of each scope; for what the bank lacks too, has the
+   * other shards give back their unused budget first (at most every {@value #RELEASE_GAP_MS} ms per
+   * scope from this node by default), and asks again. The answer is the shard's grants in all, for it to learn.
+   */
+  private Future<Map<String, Long>> budgets(RedisStore store, int shard, Map<String, Long> lacking,
+      Map<String, Long> limits) {
+    List<BankEntry> asks = new ArrayList<>();
+    lacking.forEach((scope, amount) -> asks.add(BankEntry.ask(shard, scope, limits.get(scope), amount)));
+    return bank(store, asks).compose(granted -> {
+      Map<String, Long> grants = new LinkedHashMap<>();
+      Map<String, Long> stillLacking = new LinkedHashMap<>();
+      long now = System.currentTimeMillis();
+      for (int i = 0; i < asks.size(); i++) {
+        BankEntry ask = asks.get(i);
+        grants.put(ask.scope(), granted.get(i)[0]);
+        long unmet = ask.lacking() - granted.get(i)[1];
+        Long last = releasedAt.get(ask.scope());
+        if (unmet > 0 && (last == null || now - last >= releaseGapMs)) {
+          releasedAt.put(ask.scope(), now);
+          stillLacking.put(ask.scope(), unmet);
+        }
+      }
+      if (stillLacking.isEmpty()) {
+        return Future.succeededFuture(grants);
+      }
+      return release(store, shard, stillLacking.keySet()).compose(returns -> {
+        List<BankEntry> again = new ArrayList<>(returns);
+        stillLacking.forEach((scope, amount) -> again.add(BankEntry.ask(shard, scope, limits.get(scope), amount)));
+        return bank(store, again).map(regranted -> {
+          for (int i = returns.size(); i < again.size(); i++) {
+            grants.put(again.get(i).scope(), regranted.get(i)[0]);
+          }
+          return grants;
+        });
+      });
     });
   }
 
   /**
-   * Takes room for up to {@code wanted} more unacked events under maxUnackedTotal, held under
-   * {@code holdId} ("<id>:<consumer>") until {@link #settle} or the poll's figures; the answer is how
-   * many the poll may hand out new.
+   * Has every shard but {@code except} (-1 for none) give back its unused budget of these scopes;
+   * the answer tells the bank what each has given back in all.
    */
-  public Future<Integer> takeUnacked(RedisStore store, String holdId, int wanted) {
-    return store.eval(Script.QUOTA_TAKE_UNACKED, Keys.LEDGER, List.of(holdId, holdMs, quotas.maxUnackedTotal(), wanted))
-        .map(reply -> reply.toInteger());
+  private Future<List<BankEntry>> release(RedisStore store, int except, Collection<String> scopes) {
+    List<Future<List<BankEntry>>> shardsReleasing = new ArrayList<>();
+    for (int shard = 0; shard < shards(); shard++) {
+      if (shard == except) {
+        continue;
+      }
+      int releasing = shard;
+      List<Object> args = new ArrayList<>();
+      scopes.forEach(scope -> args.addAll(List.of(scope, "")));
+      shardsReleasing.add(store.eval(Script.QUOTA_RELEASE, keys(shard), args).map(reply -> {
+        List<BankEntry> returns = new ArrayList<>();
+        int i = 0;
+        for (String scope : scopes) {
+          returns.add(BankEntry.returned(releasing, scope, reply.get(i++).toLong()));
+        }
+        return returns;
+      }));
+    }
+    return Future.all(shardsReleasing).map(all -> all.<List<BankEntry>>list().stream().flatMap(List::stream).toList());
   }
 
   /**
-   * Gives back the holds {@code holdIds} and brings the ledger up to date with these consumers'
-   * figures; announces raised or cleared alerts, and room under maxUnackedTotal for polls held back
-   * by it (on every node).
+   * Brings the bank and the shards to the same word on grants and returns, which a node that died
+   * between the two may have left apart (the budget it carried is then idle, never doubled); and
+   * has every shard give back what it does not use, so that budgets follow a lowered limit.
+   */
+  Future<Void> reconcile(RedisStore store) {
+    if (shards() == 1) {
+      return Future.succeededFuture();
+    }
+    return store.send(Request.cmd(Command.HGETALL).arg(Keys.LEDGER_BANK)).compose(bank -> {
+      Map<Integer, Map<String, Long>> granted = new TreeMap<>();
+      for (String field : bank.getKeys()) {
+        if (field.startsWith("granted:")) {
+          int colon = field.indexOf(':', 8);
+          granted.computeIfAbsent(Integer.parseInt(field.substring(8, colon)), s -> new LinkedHashMap<>())
+              .put(field.substring(colon + 1), bank.get(field).toLong());
+        }
+      }
+      List<Future<List<BankEntry>>> learning = new ArrayList<>();
+      granted.forEach((shard, grants) -> {
+        List<Object> args = new ArrayList<>();
+        grants.forEach((scope, amount) -> args.addAll(List.of(scope, amount)));
+        learning.add(store.eval(Script.QUOTA_RELEASE, keys(shard), args).map(reply -> {
+          List<BankEntry> returns = new ArrayList<>();
+          int i = 0;
+          for (String scope : grants.keySet()) {
+            returns.add(BankEntry.returned(shard, scope, reply.get(i++).toLong()));
+          }
+          return returns;
+        }));
+      });
+      return Future.all(learning).compose(all -> {
+        List<BankEntry> returns = all.<List<BankEntry>>list().stream().flatMap(List::stream).toList();
+        return returns.isEmpty() ? Future.succeededFuture() : bank(store, returns).mapEmpty();
+      });
+    });
+  }
+
+  /** One call of {@code quota_bank.lua}: per entry, {granted in all, granted now}. */
+  private static Future<List<long[]>> bank(RedisStore store, List<BankEntry> entries) {
+    List<Object> args = new ArrayList<>();
+    entries.forEach(entry -> entry.addTo(args));
+    return store.eval(Script.QUOTA_BANK, List.of(Keys.LEDGER_BANK), args).map(reply -> {
+      List<long[]> granted = new ArrayList<>(reply.size());
+      reply.forEach(entry -> granted.add(new long[] {entry.get(0).toLong(), entry.get(1).toLong()}));
+      return granted;
+    });
+  }
+
+  /**
+   * One entry of a bank call: a shard's word on what it gave back of a scope in all (or -1), and
+   * what it lacks (0 when it only tells).
+   */
+  private record BankEntry(int shard, String scope, Long limit, long returned, long lacking) {
+    static BankEntry ask(int shard, String scope, Long limit, long lacking) {
+      return new BankEntry(shard, scope, limit, -1, lacking);
+    }
+
+    static BankEntry returned(int shard, String scope, long returned) {
+      return new BankEntry(shard, scope, null, returned, 0);
+    }
+
+    void addTo(List<Object> args) {
+      args.addAll(List.of(shard, scope, quota(limit), returned < 0 ? "" : returned, lacking,
+          limit == null ? 0 : Math.max(1, limit / CHUNKS)));
+    }
+  }
+
+  /**
+   * Gives back the holds {@code holdIds} ("<id>:<consumer>") and brings the ledger up to date with
+   * these consumers' figures, in their shards; announces room under maxUnackedTotal for polls held
+   * back by it (on every node).
    */
   public Future<Void> settle(RedisStore store, Collection<String> holdIds, Collection<SpoolFigures> figures) {
-    List<Object> args = new ArrayList<>(List.of(String.join(" ", holdIds), quota(quotas.spoolBytes()),
-        quota(quotas.maxUnackedTotal()), quotas.raisePercent(), quotas.clearPercent()));
-    figures.forEach(f -> args.addAll(f.args()));
-    return store.eval(Script.QUOTA_SETTLE, Keys.LEDGER, args).compose(reply -> {
+    Map<Integer, List<String>> holds = new TreeMap<>();
+    holdIds.forEach(hold -> holds.computeIfAbsent(shardOf(hold.substring(hold.indexOf(':') + 1)),
+        s -> new ArrayList<>()).add(hold));
+    Map<Integer, List<SpoolFigures>> figuresByShard = new TreeMap<>();
+    figures.forEach(f -> figuresByShard.computeIfAbsent(shardOf(f.consumer()), s -> new ArrayList<>()).add(f));
+    Set<Integer> touchedShards = new TreeSet<>(holds.keySet());
+    touchedShards.addAll(figuresByShard.keySet());
+    List<Future<Response>> calls = new ArrayList<>();
+    for (int shard : touchedShards) {
+      List<Object> args = new ArrayList<>(List.of(String.join(" ", holds.getOrDefault(shard, List.of())),
+          quota(quotas.maxUnackedTotal()), shards() == 1 ? "one" : "shards"));
+      figuresByShard.getOrDefault(shard, List.of()).forEach(f -> args.addAll(f.args()));
+      calls.add(store.eval(Script.QUOTA_SETTLE, keys(shard), args));
+    }
+    return Future.all(calls).compose(all -> {
       forgetRealized(store, figures);
-      alert("spool", reply.get(1).toString(), reply.get(0).toLong(), quotas.spoolBytes(), "bytes");
-      alert("unacked", reply.get(3).toString(), reply.get(2).toLong(), quotas.maxUnackedTotal(), "events");
-      return reply.get(4).toInteger() == 1
-          ? store.send(Request.cmd(Command.PUBLISH).arg(Keys.ROOM_CHANNEL).arg("")).mapEmpty()
+      boolean room = all.<Response>list().stream().anyMatch(reply -> reply.toInteger() == 1);
+      return room ? store.send(Request.cmd(Command.PUBLISH).arg(Keys.ROOM_CHANNEL).arg("")).mapEmpty()
           : Future.succeededFuture();
     });
   }
@@ -149,6 +431,45 @@ public final class SpoolLedger {
             "Could not forget realized holds of " + f.consumer() + ": " + failure.getMessage()));
       }
     }
+  }
+
+  /** Every shard's usage hash, in shard order. */
+  public Future<List<Response>> usage(RedisStore store) {
+    List<Future<Response>> reads = new ArrayList<>();
+    for (int shard = 0; shard < shards(); shard++) {
+      reads.add(store.send(Request.cmd(Command.HGETALL).arg(keys(shard).get(0))));
+    }
+    return Future.all(reads).map(all -> all.<Response>list());
+  }
+
+  /**
+   * Raises or clears the spool and unacked alerts from the sums over the shards (the first shard
+   * keeps their state, so one node announces each change), and announces them.
+   */
+  Future<Void> checkAlerts(RedisStore store) {
+    if (quotas.spoolBytes() == null && quotas.maxUnackedTotal() == null) {
+      return Future.succeededFuture();
+    }
+    List<Future<Response>> reads = new ArrayList<>();
+    for (int shard = 0; shard < shards(); shard++) {
+      reads.add(store.send(Request.cmd(Command.HMGET).arg(keys(shard).get(0)).arg("g").arg("u")));
+    }
+    return Future.all(reads).compose(all -> {
+      long spooled = 0;
+      long unacked = 0;
+      for (Response read : all.<Response>list()) {
+        spooled += read.get(0) == null ? 0 : read.get(0).toLong();
+        unacked += read.get(1) == null ? 0 : read.get(1).toLong();
+      }
+      long spool = spooled;
+      long out = unacked;
+      return store.eval(Script.QUOTA_ALERT, keys(0), List.of(quotas.raisePercent(), quotas.clearPercent(),
+          "spool", spool, quota(quotas.spoolBytes()), "unacked", out, quota(quotas.maxUnackedTotal()))).map(states -> {
+            alert("spool", states.get(0).toString(), spool, quotas.spoolBytes(), "bytes");
+            alert("unacked", states.get(1).toString(), out, quotas.maxUnackedTotal(), "events");
+            return null;
+          });
+    });
   }
 
   /** Logs and publishes (on {@code $sys/alerts/<name>}) a raised or cleared alert. */
@@ -175,6 +496,19 @@ public final class SpoolLedger {
    */
   public record Verdict(ApiException refusal, Set<String> skipping) {
     static final Verdict ADMITTED = new Verdict(null, Set.of());
+
+    /** This verdict and another shard's on the same event: a refusal stands, the skipping add up. */
+    Verdict and(Verdict other) {
+      if (refusal != null || other.refusal != null) {
+        return refusal != null ? this : other;
+      }
+      if (other.skipping.isEmpty()) {
+        return this;
+      }
+      Set<String> both = new HashSet<>(skipping);
+      both.addAll(other.skipping);
+      return new Verdict(null, both);
+    }
 
     /** Reads {@code quota_reserve.lua}'s words: '', 'R scope name' or 'S consumer ...'. */
     static Verdict parse(String text) {

@@ -28,9 +28,11 @@ public final class Keys {
   public static final String CONSUMER_CHANGED = "consumer ";
   public static final String TOPIC_CHANGED = "topic ";
 
-  /** The spool ledger's keys, in the order {@code ledger.lib.lua} names them: one hash slot. */
-  public static final List<String> LEDGER = List.of("herald:{quota}:usage", "herald:{quota}:synced",
-      "herald:{quota}:holds", "herald:{quota}:holdEnds");
+  /**
+   * HASH: the spool ledger's bank on a Redis Cluster, which grants the ledger's shards their shares
+   * of each gateway-wide limit ({@code quota_bank.lua}).
+   */
+  public static final String LEDGER_BANK = "herald:{quota}:bank";
 
   /** How many consumers' keys are kept made (beyond that the cache starts again). */
   private static final int CACHED_CONSUMERS = 65_536;
@@ -51,6 +53,11 @@ public final class Keys {
    */
   public static String wakeChannel(String node) {
     return "herald:wake:" + node;
+  }
+
+  /** The hash tag of the consumer's keys, as its slot is computed from it. */
+  public static byte[] consumerTag(String consumer) {
+    return ("c:" + consumer).getBytes(StandardCharsets.UTF_8);
   }
 
   private static String prefix(String consumer) {
@@ -108,22 +115,41 @@ public final class Keys {
 
   /**
    * The due index's keys, {@link #DUE} and {@link #DUE_VERSIONS}, of shard {@code shard} of
-   * {@code shards}: when there are several, {@code herald:{sched:<shard>:<n>}:...}, n the first
-   * number that puts the shard's slot in its own nth of the 16384 slots, so that the shards spread
-   * evenly over a cluster's primaries (whose slot ranges are about even) whatever their names hash
-   * to. Every node finds the same n.
+   * {@code shards}: when there are several, {@code herald:{sched:<shard>:<n>}:...} (see
+   * {@link #spreadTag}).
    */
   public static List<String> due(int shard, int shards) {
     if (shards == 1) {
       return List.of(DUE, DUE_VERSIONS);
     }
+    String tag = spreadTag("sched", shard, shards);
+    return List.of("herald:{" + tag + "}:due", "herald:{" + tag + "}:versions");
+  }
+
+  /**
+   * The keys of shard {@code shard} of {@code shards} of the spool ledger, in the order
+   * {@code ledger.lib.lua} names them: usage, synced, holds, holdEnds, budgets. One shard keeps the
+   * keys under {@code {quota}}, as before the ledger had shards; several spread like {@link #due}.
+   */
+  public static List<String> ledger(int shard, int shards) {
+    String tag = shards == 1 ? "quota" : spreadTag("quota", shard, shards);
+    String p = "herald:{" + tag + "}:";
+    return List.of(p + "usage", p + "synced", p + "holds", p + "holdEnds", p + "budgets");
+  }
+
+  /**
+   * {@code <name>:<shard>:<n>}, n the first number that puts the tag's slot in the shard's own nth
+   * of the 16384 slots, so that shards spread evenly over a cluster's primaries (whose slot ranges
+   * are about even) whatever their names hash to. Every node finds the same n.
+   */
+  private static String spreadTag(String name, int shard, int shards) {
     int from = shard * HashSlots.COUNT / shards;
     int to = (shard + 1) * HashSlots.COUNT / shards;
     for (int n = 0; ; n++) {
-      String tag = "sched:" + shard + ":" + n;
+      String tag = name + ":" + shard + ":" + n;
       int slot = HashSlots.of(tag.getBytes(StandardCharsets.UTF_8));
       if (slot >= from && slot < to) {
-        return List.of("herald:{" + tag + "}:due", "herald:{" + tag + "}:versions");
+        return tag;
       }
     }
   }

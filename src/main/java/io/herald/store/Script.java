@@ -55,6 +55,9 @@ public final class Script {
   public static final Script QUOTA_RESERVE = ledger("quota_reserve");
   public static final Script QUOTA_SETTLE = ledger("quota_settle");
   public static final Script QUOTA_TAKE_UNACKED = ledger("quota_take_unacked");
+  public static final Script QUOTA_RELEASE = ledger("quota_release");
+  public static final Script QUOTA_ALERT = ledger("quota_alert");
+  public static final Script QUOTA_BANK = standalone("quota_bank");
 
   /** The per-consumer scripts as functions of one library, named by what it holds. */
   static final FunctionLibrary LIBRARY = new FunctionLibrary(TIME_LIB + "\n" + CONSUMER_LIB, PER_CONSUMER);

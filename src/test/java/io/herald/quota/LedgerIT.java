@@ -34,7 +34,7 @@ class LedgerIT extends GatewayTest {
   void open() {
     vertx = Vertx.vertx();
     store = RedisStore.pipelined(vertx, redis.url(), 5000);
-    ledger = new SpoolLedger(vertx, new HeraldConfig.Quotas(null, Map.of(), 80, 60, 60_000, null), 5000);
+    ledger = new SpoolLedger(vertx, new HeraldConfig.Quotas(null, Map.of(), 80, 60, 60_000, null), 5000, 1);
   }
 
   @AfterEach
@@ -45,7 +45,7 @@ class LedgerIT extends GatewayTest {
 
   private long charged(String topic) {
     Response usage = store.send(Request.cmd(Command.HGET)
-        .arg(Keys.LEDGER.get(0)).arg("t:" + topic)).await();
+        .arg(Keys.ledger(0, 1).get(0)).arg("t:" + topic)).await();
     return usage == null ? 0 : usage.toLong();
   }
 
