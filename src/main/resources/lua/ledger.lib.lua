@@ -1,8 +1,8 @@
 -- Shared by the ledger's scripts (quota_reserve, quota_take_unacked, quota_settle, quota_release,
 -- quota_alert): the gateway-wide account of spooled bytes and unacked events, kept in one hash slot
 -- per shard. A consumer's entries live in its shard; on a Redis Cluster there are several shards,
--- each judging against its share of every gateway-wide limit (its budget, see KEYS[5]). Every per-consumer figure is
--- exact in the consumer's own keys (spool_figures in consumer.lib.lua); the ledger holds the latest
+-- each judging against its share of every gateway-wide limit (its budget, see KEYS[5]). Every
+-- per-consumer figure is exact in the consumer's own keys (spool_figures in consumer.lib.lua); the ledger holds the latest
 -- of those figures it was given, plus holds: room reserved by publishes on their way to the
 -- consumers' spools, and by polls on their way to hand events out.
 -- KEYS[1] usage    HASH  what is spooled, holds included: 'g' the gateway; 'c:<consumer>:b' and
@@ -20,7 +20,7 @@
 --                        the most the bank (quota_bank.lua) was heard to have granted this shard in
 --                        all, and '<scope>:returned', what this shard has given back in all. Both
 --                        only grow and travel as totals, so a late or repeated word changes
---                        nothing and a lost one is made up by the next.
+--                        nothing and a lost one is made up by a later one (each minute at least).
 -- A hold is given back when the node that took it settles it, or when figures of its consumer that
 -- include its effect arrive (the consumer's script realized it: see spool_figures), whichever
 -- comes first; so figures never count what a hold still counts.
@@ -62,12 +62,18 @@ local function learn_grant(scope, granted)
   end
 end
 
+-- What the bank lets this shard hold of a scope: granted less given back.
+local function shard_budget(scope)
+  return budget_counter(scope .. ':granted') - budget_counter(scope .. ':returned')
+end
+
 -- What a scope's limit lets this shard hold (nil when the scope has no limit): all of it when the
--- ledger has one shard, else what the bank granted less what was given back.
+-- ledger has one shard, else its budget, never more than the limit (which may have been lowered
+-- since the budget was granted).
 local function budget(scope, limit, sharded)
   if not limit then return nil end
   if not sharded then return limit end
-  return budget_counter(scope .. ':granted') - budget_counter(scope .. ':returned')
+  return math.min(limit, shard_budget(scope))
 end
 
 -- Learns the grants "scope granted ..." in ARGV from `at` on (a count, then pairs); returns the

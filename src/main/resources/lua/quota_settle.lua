@@ -1,10 +1,11 @@
 -- Brings this ledger shard up to date with its consumers' own figures, first giving back holds (of
 -- publish rounds or polls: their events are now in those figures, or never got there).
 -- ARGV[1] hold ids, separated by spaces ('' for none), ARGV[2] the gateway's maxUnackedTotal ('' for
--- none), ARGV[3] 'one' on a ledger of one shard, else 'shards'; then per consumer: name, '1' if it exists else '0', its namespace ('' for
--- none), version, salt, bytes, events, unacked, number of realized holds, those holds, number of
--- topics, then topic/bytes pairs (all but the name and '0' omitted for one that does not exist). Consumers that count no unacked against
--- maxUnackedTotal (those of $sys/ topics only) send 0 as their unacked.
+-- none), ARGV[3] 'one' on a ledger of one shard, else 'shards'; then per consumer: name, '1' if it
+-- exists else '0', its namespace ('' for none), version, salt, bytes, events, unacked, number of
+-- realized holds, those holds, number of topics, then topic/bytes pairs (all but the name and '0'
+-- omitted for one that does not exist). Consumers that count no unacked against maxUnackedTotal
+-- (those of $sys/ topics only) send 0 as their unacked.
 -- A figure older than the one the ledger has (lower version, same salt) is ignored.
 -- Returns 1 when polls held back by maxUnackedTotal may go on, else 0.
 local now = now_ms()

@@ -29,6 +29,7 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -177,21 +178,29 @@ public final class PublishService {
   private void admit(List<PendingPublish> round) {
     List<PendingPublish> counted = round.stream().filter(p -> p.counted).toList();
     if (counted.isEmpty()) {
-      spool(round, null);
+      spool(round, null, List.of());
       return;
     }
     byte[] hold = new byte[12];
     RANDOM.nextBytes(hold);
     String holdId = HexFormat.of().formatHex(hold);
-    ledger.reserve(store, holdId, counted.stream().map(PendingPublish::group).toList())
-        .onFailure(failure -> round.forEach(p -> p.fail(failure)))
+    List<SpoolLedger.Group> groups = counted.stream().map(PendingPublish::group).toList();
+    // every consumer the ledger may hold room for, spooled or not (its shard may have held room for
+    // an event another shard refused), so that every hold is given back at once
+    Set<String> holds = new LinkedHashSet<>();
+    groups.forEach(group -> group.consumers().forEach(consumer -> holds.add(holdId + ":" + consumer.name())));
+    ledger.reserve(store, holdId, groups)
+        .onFailure(failure -> {
+          round.forEach(p -> p.fail(failure));
+          settler.settle(List.copyOf(holds), List.of());
+        })
         .onSuccess(verdicts -> {
           int next = 0;
           for (PendingPublish publish : counted) {
             next = publish.judged(verdicts, next);
             publish.skipped().forEach(this::discarded);
           }
-          spool(round, holdId);
+          spool(round, holdId, List.copyOf(holds));
         });
   }
 
@@ -199,17 +208,13 @@ public final class PublishService {
    * One spool script per consumer, each realizing its part of the ledger's hold (if any); then the
    * hold is given back with the consumers' figures, which now include what it stood for.
    */
-  private void spool(List<PendingPublish> round, String holdId) {
+  private void spool(List<PendingPublish> round, String holdId, List<String> holds) {
     Map<String, List<Object>> spools = new LinkedHashMap<>();
     round.forEach(publish -> publish.addTo(spools));
     Map<String, Future<SpoolReply>> writes = new LinkedHashMap<>();
     List<SpoolFigures> figures = new ArrayList<>();
-    List<String> holds = new ArrayList<>();
     spools.forEach((consumer, events) -> {
       String hold = holdId == null ? "" : holdId + ":" + consumer;
-      if (holdId != null) {
-        holds.add(hold);
-      }
       List<Object> args = new ArrayList<>(List.of(hold, idempotencyWindowMs));
       args.addAll(events);
       writes.put(consumer, store.eval(Script.PUBLISH, Keys.spool(consumer), args)

@@ -5,13 +5,14 @@ import io.herald.config.HeraldConfig;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
-import io.herald.redelivery.DueIndex;
 import io.herald.store.HashSlots;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.herald.topic.TopicSettings;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
@@ -45,17 +46,18 @@ import java.util.stream.IntStream;
  * and poll: a consumer's entries live in its shard, and each shard judges against its budget, a
  * share of every gateway-wide limit granted by a bank ({@code quota_bank.lua}) whose grants never
  * sum to more than the limit. A shard that lacks budget asks the bank; when the bank lacks it too,
- * the other shards give back what they do not use, and the shard asks again. So a limit is never
- * overshot, and refusals come when the whole gateway is nearly at it.
+ * the shards give back what they do not use, and the shard asks again. So a limit is not overshot
+ * (but for a failover that lost a ledger write, until the next reconciliation), and refusals come
+ * when the whole gateway is nearly at it.
  */
 public final class SpoolLedger {
   private static final System.Logger LOG = System.getLogger(SpoolLedger.class.getName());
   /** Alerts are published on this topic prefix and their name: spool, unacked. */
   public static final String ALERT_TOPICS = "$sys/alerts/";
-  public static final int CLUSTER_SHARDS = DueIndex.CLUSTER_SHARDS;
+  public static final int CLUSTER_SHARDS = 16;
   /** A shard that lacks budget is granted at least this share of the limit while the bank has plenty. */
   private static final int CHUNKS = 64;
-  /** The shards are asked to give back unused budget of a scope at most this often by one node. */
+  /** After the shards gave back nothing, one node asks them again at most this often (per scope). */
   static final long RELEASE_GAP_MS = 100;
 
   private final Vertx vertx;
@@ -64,8 +66,8 @@ public final class SpoolLedger {
   private final long holdMs;
   private final Set<String> touched = ConcurrentHashMap.newKeySet();
   private final List<List<String>> shardKeys;
-  /** When this node last had the shards give back a scope's unused budget. */
-  private final Map<String, Long> releasedAt = new ConcurrentHashMap<>();
+  /** This node's releases of unused budget, by scope. */
+  private final Map<String, Releases> releases = new ConcurrentHashMap<>();
   private final long releaseGapMs;
 
   /** @param shards 1 on one Redis server or a sentinel set, {@link #CLUSTER_SHARDS} on a cluster */
@@ -101,10 +103,12 @@ public final class SpoolLedger {
    * that runs its own scripts, and each primary's share of the calls follows its consumers.
    */
   public int shardOf(String consumer) {
-    if (shards() == 1) {
-      return 0;
-    }
-    return HashSlots.of(Keys.consumerTag(consumer)) * shards() / HashSlots.COUNT;
+    return shardOf(consumer, shards());
+  }
+
+  /** The shard of {@code shards} holding {@code consumer}'s entries (see {@link #shardOf(String)}). */
+  public static int shardOf(String consumer, int shards) {
+    return shards == 1 ? 0 : HashSlots.of(Keys.consumerTag(consumer)) * shards / HashSlots.COUNT;
   }
 
   /** Notes that a script may have changed the consumer's spool. */
@@ -263,103 +267,160 @@ public final class SpoolLedger {
 
   /**
    * Asks the bank for what {@code shard} lacks of each scope; for what the bank lacks too, has the
-   * other shards give back their unused budget first (at most every {@value #RELEASE_GAP_MS} ms per
-   * scope from this node by default), and asks again. The answer is the shard's grants in all, for it to learn.
+   * shards give back their unused budget first ({@link #released}), and asks again. The answer is
+   * the shard's grants in all, for it to learn.
    */
   private Future<Map<String, Long>> budgets(RedisStore store, int shard, Map<String, Long> lacking,
       Map<String, Long> limits) {
     List<BankEntry> asks = new ArrayList<>();
     lacking.forEach((scope, amount) -> asks.add(BankEntry.ask(shard, scope, limits.get(scope), amount)));
     return bank(store, asks).compose(granted -> {
-      Map<String, Long> grants = new LinkedHashMap<>();
-      Map<String, Long> stillLacking = new LinkedHashMap<>();
-      long now = System.currentTimeMillis();
+      Map<String, Long> grants = new ConcurrentHashMap<>();
+      List<Future<Void>> again = new ArrayList<>();
       for (int i = 0; i < asks.size(); i++) {
         BankEntry ask = asks.get(i);
         grants.put(ask.scope(), granted.get(i)[0]);
         long unmet = ask.lacking() - granted.get(i)[1];
-        Long last = releasedAt.get(ask.scope());
-        if (unmet > 0 && (last == null || now - last >= releaseGapMs)) {
-          releasedAt.put(ask.scope(), now);
-          stillLacking.put(ask.scope(), unmet);
+        if (unmet > 0) {
+          // what the shard itself gave back meanwhile, it lacks again
+          // a release that failed leaves the shard with what it has: the final judgement refuses
+          again.add(released(store, ask.scope()).otherwise(Map.of()).compose(released -> {
+            if (released.isEmpty()) {
+              return Future.succeededFuture();
+            }
+            long asking = unmet + released.getOrDefault(shard, 0L);
+            return bank(store, List.of(BankEntry.ask(shard, ask.scope(), ask.limit(), asking))).map(regranted -> {
+              grants.put(ask.scope(), regranted.get(0)[0]);
+              return null;
+            });
+          }));
         }
       }
-      if (stillLacking.isEmpty()) {
-        return Future.succeededFuture(grants);
+      return Future.all(again).map(all -> grants);
+    });
+  }
+
+  /** A scope's releases from this node: the one under way, and whether the last gave nothing back, when. */
+  private static final class Releases {
+    private Future<Map<Integer, Long>> underWay;
+    private boolean fruitless;
+    private long endedAt;
+  }
+
+  /**
+   * Has every shard give back its unused budget of {@code scope}, and the bank hear of it; the answer
+   * is what each shard gave back, by shard. Asks that come while a release is under way wait for that
+   * one; for {@code releaseGapMs} after a release that gave nothing back, none is made (the answer is
+   * then empty), so that rounds refused at a full limit do not each call every shard.
+   */
+  private Future<Map<Integer, Long>> released(RedisStore store, String scope) {
+    Releases state = releases.computeIfAbsent(scope, s -> new Releases());
+    Future<Map<Integer, Long>> shared;
+    Promise<Map<Integer, Long>> mine = null;
+    synchronized (state) {
+      if (state.underWay == null && state.fruitless && System.currentTimeMillis() - state.endedAt < releaseGapMs) {
+        return Future.succeededFuture(Map.of());
       }
-      return release(store, shard, stillLacking.keySet()).compose(returns -> {
-        List<BankEntry> again = new ArrayList<>(returns);
-        stillLacking.forEach((scope, amount) -> again.add(BankEntry.ask(shard, scope, limits.get(scope), amount)));
-        return bank(store, again).map(regranted -> {
-          for (int i = returns.size(); i < again.size(); i++) {
-            grants.put(again.get(i).scope(), regranted.get(i)[0]);
-          }
-          return grants;
-        });
+      if (state.underWay == null) {
+        mine = Promise.promise();
+        state.underWay = mine.future();
+      }
+      shared = state.underWay;
+    }
+    if (mine != null) {
+      Promise<Map<Integer, Long>> releasing = mine;
+      Map<Integer, Map<String, long[]>> everyShard = new TreeMap<>();
+      for (int shard = 0; shard < shards(); shard++) {
+        everyShard.put(shard, Map.of(scope, UNKNOWN));
+      }
+      release(store, everyShard).onComplete(done -> {
+        synchronized (state) {
+          state.underWay = null;
+          state.fruitless = done.failed() || done.result().getOrDefault(scope, Map.of()).values().stream()
+              .allMatch(amount -> amount == 0);
+          state.endedAt = System.currentTimeMillis();
+        }
+        if (done.succeeded()) {
+          releasing.complete(done.result().getOrDefault(scope, Map.of()));
+        } else {
+          releasing.fail(done.cause());
+        }
       });
+    }
+    // the release may be another verticle's: its end is handed back to this one's context
+    Context context = Vertx.currentContext();
+    if (context == null) {
+      return shared;
+    }
+    Promise<Map<Integer, Long>> here = Promise.promise();
+    shared.onComplete(done -> context.runOnContext(v -> here.handle(done)));
+    return here.future();
+  }
+
+  /** Neither the bank's grant nor the returns it heard are known. */
+  private static final long[] UNKNOWN = new long[0];
+
+  /**
+   * Has these shards give back their unused budget of these scopes, each first learning what the
+   * bank heard of it (a {granted, returned} pair per scope, or {@link #UNKNOWN}), then tells the bank
+   * what each has given back and learned in all. The answer is what was given back now, by scope and
+   * shard.
+   */
+  private Future<Map<String, Map<Integer, Long>>> release(RedisStore store, Map<Integer, Map<String, long[]>> shards) {
+    List<Future<List<long[]>>> calls = new ArrayList<>();
+    List<BankEntry> told = new ArrayList<>();
+    Map<String, Map<Integer, Long>> releasedNow = new TreeMap<>();
+    shards.forEach((shard, scopes) -> {
+      List<Object> args = new ArrayList<>();
+      scopes.forEach((scope, heard) -> args.addAll(heard == UNKNOWN ? List.of(scope, "", "")
+          : List.of(scope, heard[0], heard[1])));
+      calls.add(store.eval(Script.QUOTA_RELEASE, keys(shard), args).map(reply -> {
+        List<long[]> words = new ArrayList<>();
+        reply.forEach(word -> words.add(new long[] {word.get(0).toLong(), word.get(1).toLong(), word.get(2).toLong()}));
+        return words;
+      }));
+    });
+    return Future.all(calls).compose(all -> {
+      int call = 0;
+      for (Map.Entry<Integer, Map<String, long[]>> shard : shards.entrySet()) {
+        List<long[]> words = all.resultAt(call++);
+        int i = 0;
+        for (String scope : shard.getValue().keySet()) {
+          long[] word = words.get(i++);
+          told.add(BankEntry.told(shard.getKey(), scope, word[0], word[1]));
+          releasedNow.computeIfAbsent(scope, s -> new TreeMap<>()).put(shard.getKey(), word[2]);
+        }
+      }
+      return told.isEmpty() ? Future.succeededFuture(releasedNow) : bank(store, told).map(ok -> releasedNow);
     });
   }
 
   /**
-   * Has every shard but {@code except} (-1 for none) give back its unused budget of these scopes;
-   * the answer tells the bank what each has given back in all.
-   */
-  private Future<List<BankEntry>> release(RedisStore store, int except, Collection<String> scopes) {
-    List<Future<List<BankEntry>>> shardsReleasing = new ArrayList<>();
-    for (int shard = 0; shard < shards(); shard++) {
-      if (shard == except) {
-        continue;
-      }
-      int releasing = shard;
-      List<Object> args = new ArrayList<>();
-      scopes.forEach(scope -> args.addAll(List.of(scope, "")));
-      shardsReleasing.add(store.eval(Script.QUOTA_RELEASE, keys(shard), args).map(reply -> {
-        List<BankEntry> returns = new ArrayList<>();
-        int i = 0;
-        for (String scope : scopes) {
-          returns.add(BankEntry.returned(releasing, scope, reply.get(i++).toLong()));
-        }
-        return returns;
-      }));
-    }
-    return Future.all(shardsReleasing).map(all -> all.<List<BankEntry>>list().stream().flatMap(List::stream).toList());
-  }
-
-  /**
-   * Brings the bank and the shards to the same word on grants and returns, which a node that died
-   * between the two may have left apart (the budget it carried is then idle, never doubled); and
-   * has every shard give back what it does not use, so that budgets follow a lowered limit.
+   * Brings the bank and the shards to the same word on grants and returns, both ways: a node that
+   * died between the two leaves budget idle (never doubled) until then, and a failover that lost a
+   * write on either side is made up. Every shard gives back what it does not use as well, so that
+   * budgets follow a lowered limit.
    */
   Future<Void> reconcile(RedisStore store) {
     if (shards() == 1) {
       return Future.succeededFuture();
     }
     return store.send(Request.cmd(Command.HGETALL).arg(Keys.LEDGER_BANK)).compose(bank -> {
-      Map<Integer, Map<String, Long>> granted = new TreeMap<>();
+      Map<Integer, Map<String, long[]>> heard = new TreeMap<>();
       for (String field : bank.getKeys()) {
-        if (field.startsWith("granted:")) {
-          int colon = field.indexOf(':', 8);
-          granted.computeIfAbsent(Integer.parseInt(field.substring(8, colon)), s -> new LinkedHashMap<>())
-              .put(field.substring(colon + 1), bank.get(field).toLong());
+        boolean granted = field.startsWith("granted:");
+        if (granted || field.startsWith("returned:")) {
+          int from = field.indexOf(':') + 1;
+          int colon = field.indexOf(':', from);
+          int shard = Integer.parseInt(field.substring(from, colon));
+          if (shard < shards()) { // a bank of another shard count: those shards are not this ledger's
+            long[] word = heard.computeIfAbsent(shard, s -> new TreeMap<>())
+                .computeIfAbsent(field.substring(colon + 1), scope -> new long[2]);
+            word[granted ? 0 : 1] = bank.get(field).toLong();
+          }
         }
       }
-      List<Future<List<BankEntry>>> learning = new ArrayList<>();
-      granted.forEach((shard, grants) -> {
-        List<Object> args = new ArrayList<>();
-        grants.forEach((scope, amount) -> args.addAll(List.of(scope, amount)));
-        learning.add(store.eval(Script.QUOTA_RELEASE, keys(shard), args).map(reply -> {
-          List<BankEntry> returns = new ArrayList<>();
-          int i = 0;
-          for (String scope : grants.keySet()) {
-            returns.add(BankEntry.returned(shard, scope, reply.get(i++).toLong()));
-          }
-          return returns;
-        }));
-      });
-      return Future.all(learning).compose(all -> {
-        List<BankEntry> returns = all.<List<BankEntry>>list().stream().flatMap(List::stream).toList();
-        return returns.isEmpty() ? Future.succeededFuture() : bank(store, returns).mapEmpty();
-      });
+      return heard.isEmpty() ? Future.succeededFuture() : release(store, heard).mapEmpty();
     });
   }
 
@@ -375,20 +436,20 @@ public final class SpoolLedger {
   }
 
   /**
-   * One entry of a bank call: a shard's word on what it gave back of a scope in all (or -1), and
-   * what it lacks (0 when it only tells).
+   * One entry of a bank call: a shard's word on what it gave back of a scope and learned it was
+   * granted, in all (each -1 when not told), and what it lacks (0 when it only tells).
    */
-  private record BankEntry(int shard, String scope, Long limit, long returned, long lacking) {
+  private record BankEntry(int shard, String scope, Long limit, long returned, long learned, long lacking) {
     static BankEntry ask(int shard, String scope, Long limit, long lacking) {
-      return new BankEntry(shard, scope, limit, -1, lacking);
+      return new BankEntry(shard, scope, limit, -1, -1, lacking);
     }
 
-    static BankEntry returned(int shard, String scope, long returned) {
-      return new BankEntry(shard, scope, null, returned, 0);
+    static BankEntry told(int shard, String scope, long returned, long learned) {
+      return new BankEntry(shard, scope, null, returned, learned, 0);
     }
 
     void addTo(List<Object> args) {
-      args.addAll(List.of(shard, scope, quota(limit), returned < 0 ? "" : returned, lacking,
+      args.addAll(List.of(shard, scope, quota(limit), returned < 0 ? "" : returned, learned < 0 ? "" : learned, lacking,
           limit == null ? 0 : Math.max(1, limit / CHUNKS)));
     }
   }
@@ -444,7 +505,8 @@ public final class SpoolLedger {
 
   /**
    * Raises or clears the spool and unacked alerts from the sums over the shards (the first shard
-   * keeps their state, so one node announces each change), and announces them.
+   * keeps their state, so one node announces each change), and announces them. Only reads unless a
+   * change is due.
    */
   Future<Void> checkAlerts(RedisStore store) {
     if (quotas.spoolBytes() == null && quotas.maxUnackedTotal() == null) {
@@ -452,7 +514,8 @@ public final class SpoolLedger {
     }
     List<Future<Response>> reads = new ArrayList<>();
     for (int shard = 0; shard < shards(); shard++) {
-      reads.add(store.send(Request.cmd(Command.HMGET).arg(keys(shard).get(0)).arg("g").arg("u")));
+      Request read = Request.cmd(Command.HMGET).arg(keys(shard).get(0)).arg("g").arg("u");
+      reads.add(store.send(shard == 0 ? read.arg("alert:spool").arg("alert:unacked") : read));
     }
     return Future.all(reads).compose(all -> {
       long spooled = 0;
@@ -460,6 +523,11 @@ public final class SpoolLedger {
       for (Response read : all.<Response>list()) {
         spooled += read.get(0) == null ? 0 : read.get(0).toLong();
         unacked += read.get(1) == null ? 0 : read.get(1).toLong();
+      }
+      Response first = all.resultAt(0);
+      if (!alertDue(first.get(2) != null, spooled, quotas.spoolBytes())
+          && !alertDue(first.get(3) != null, unacked, quotas.maxUnackedTotal())) {
+        return Future.succeededFuture();
       }
       long spool = spooled;
       long out = unacked;
@@ -470,6 +538,14 @@ public final class SpoolLedger {
             return null;
           });
     });
+  }
+
+  /** Whether an alert is to be raised or cleared (as {@code quota_alert.lua} judges). */
+  private boolean alertDue(boolean raised, long used, Long limit) {
+    if (raised) {
+      return limit == null || used * 100 < limit * quotas.clearPercent();
+    }
+    return limit != null && used * 100 >= limit * quotas.raisePercent();
   }
 
   /** Logs and publishes (on {@code $sys/alerts/<name>}) a raised or cleared alert. */

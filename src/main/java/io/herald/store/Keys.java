@@ -115,8 +115,8 @@ public final class Keys {
 
   /**
    * The due index's keys, {@link #DUE} and {@link #DUE_VERSIONS}, of shard {@code shard} of
-   * {@code shards}: when there are several, {@code herald:{sched:<shard>:<n>}:...} (see
-   * {@link #spreadTag}).
+   * {@code shards}: when there are several, {@code herald:{sched:<shard>:<n>}:...}, n chosen
+   * so that the shards spread over the slots (see {@code spreadTag}).
    */
   public static List<String> due(int shard, int shards) {
     if (shards == 1) {

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Timeout;
 
 @Timeout(60)
 @NodeConfig("""
-    {"quotas": {"syncMs": 100, "namespaces": {"acme": {"quotaBytes": 2000}}}}""")
+    {"quotas": {"syncMs": 100, "namespaces": {"acme": {"quotaBytes": 2000}, "tight": {"quotaBytes": 1000},
+      "roomy": {"quotaBytes": 1000000}}}}""")
 class QuotaIT extends GatewayTest {
   private static final String PAYLOAD = "x".repeat(300);
 
@@ -201,5 +202,27 @@ class QuotaIT extends GatewayTest {
         ? http().post("/v1/consumers/" + consumer + "/acks", new JsonObject().put("ackIds", ackIds))
         : http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject().put("ackIds", ackIds).put("action", how));
     assertEquals(200, reply.status(), reply.body());
+  }
+
+  @Test
+  @DisplayName("an event refused for all by one consumer's namespace holds no room for another consumer once the publish is answered (on a cluster, their ledger shards differ)")
+  void refusedEventsHoldNoRoom() {
+    String topic = unique("held");
+    String tight = unique("c");
+    String roomy = unique("c");
+    while (SpoolLedger.shardOf(roomy, SpoolLedger.CLUSTER_SHARDS) == SpoolLedger.shardOf(tight, SpoolLedger.CLUSTER_SHARDS)) {
+      roomy = unique("c");
+    }
+    assertEquals(201, http().putConsumer(tight, new JsonObject().put("namespace", "tight")
+        .put("topics", new JsonArray().add(topic))).status());
+    assertEquals(201, http().putConsumer(roomy, new JsonObject().put("namespace", "roomy")
+        .put("topics", new JsonArray().add(topic))).status());
+    JsonObject refused = publishUntilRefused(topic);
+    assertEquals(new JsonObject().put("scope", "namespace").put("namespace", "tight"), refused.getJsonObject("details"));
+    long spooled = http().metadata(roomy).json().getLong("spooledBytes");
+    // the room the roomy consumer's shard held for the refused event is given back with the round,
+    // not when its hold lapses (10 s)
+    await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertEquals(spooled,
+        stats().getJsonObject("namespaces").getJsonObject("roomy").getLong("usedBytes")));
   }
 }
