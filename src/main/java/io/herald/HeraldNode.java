@@ -18,6 +18,7 @@ import io.herald.http.ApiServices;
 import io.herald.http.HttpApiVerticle;
 import io.herald.publish.AlertPublisherVerticle;
 import io.herald.publish.PublishService;
+import io.herald.lifecycle.Drain;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolAccountVerticle;
 import io.herald.quota.SpoolLedger;
@@ -56,9 +57,14 @@ public final class HeraldNode {
   private final String host;
   private final int httpPort;
   private final List<String> deployments;
+  private final Drain drain;
+  /** How long a stopping node waits for the requests and publishes in flight (k8s: terminationGracePeriodSeconds is 30). */
+  static final long DRAIN_MS = 20_000;
 
-  private HeraldNode(Vertx vertx, RedisStore nodeStore, String host, int httpPort, List<String> deployments) {
+  private HeraldNode(Vertx vertx, RedisStore nodeStore, String host, int httpPort, List<String> deployments,
+      Drain drain) {
     this.vertx = vertx;
+    this.drain = drain;
     this.nodeStore = nodeStore;
     this.host = host;
     this.httpPort = httpPort;
@@ -110,6 +116,7 @@ public final class HeraldNode {
     AtomicInteger instances = new AtomicInteger();
     RedisClock clock = new RedisClock();
     ConsumerSalts salts = new ConsumerSalts();
+    Drain drain = new Drain();
 
     // the configuration's consumers are written again at every start, so their writes need no
     // replica's confirmation: a node starts while a replica is away (its publishes wait for one)
@@ -118,6 +125,8 @@ public final class HeraldNode {
     ConsumerStore declared = startStore == nodeStore ? consumers : new ConsumerStore(startStore);
 
     return nodeStore.loadFunctions()
+        .recover(failure -> Future.failedFuture(new IllegalStateException("cannot use Redis at " + target + " ("
+            + target.settings() + "): " + failure.getMessage(), failure)))
         .compose(ok -> Future.all(config.consumers().values().stream().map(declared::put).toList()))
         .eventually(() -> startStore == nodeStore ? Future.succeededFuture() : startStore.close())
         .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))
@@ -131,31 +140,31 @@ public final class HeraldNode {
         .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, ledger), 1))
         .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger, clock), 1))
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(
-                apiServices(vertx, config, stores.get(), directory, topics, ledger, clock, salts,
+                apiServices(vertx, config, stores.get(), directory, topics, ledger, clock, salts, drain,
                     node + "/" + instances.incrementAndGet()),
                 directory, topics, ledger, host, port, config.http(), authenticator),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);
-          return new HeraldNode(vertx, nodeStore, host, port, deployments);
+          return new HeraldNode(vertx, nodeStore, host, port, deployments, drain);
         })
         .recover(failure -> nodeStore.close().transform(ignored -> Future.failedFuture(failure)));
   }
 
   /** The services of one HTTP verticle instance, on its own pipelined connection {@code store}. */
   private static ApiServices apiServices(Vertx vertx, HeraldConfig config, RedisStore store, ConsumerDirectory directory,
-      TopicDirectory topics, SpoolLedger ledger, RedisClock clock, ConsumerSalts salts, String waiterPrefix) {
+      TopicDirectory topics, SpoolLedger ledger, RedisClock clock, ConsumerSalts salts, Drain drain, String waiterPrefix) {
     HeraldConfig.Http http = config.http();
     DueTimes dueTimes = new DueTimes(vertx, store);
     HoldSettler settler = new HoldSettler(vertx, store, ledger);
     PublishService publisher = new PublishService(vertx, store, directory, topics, ledger, settler, http.maxEventBytes(),
-        dueTimes, config.publishing().idempotencyWindowMs(), clock);
-    PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, salts, waiterPrefix);
+        dueTimes, config.publishing().idempotencyWindowMs(), clock, drain);
+    PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, salts, waiterPrefix, drain);
     Acks acks = new Acks(vertx, config.redis().timeoutMs());
     Settlements settlements = new Settlements(store, dueTimes);
     WebSocketGateway sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, settlements, publisher,
         http.pingIntervalMs(), http.pongTimeoutMs(), (int) http.maxFrameBytes());
-    return new ApiServices(store, publisher, poller, acks, settlements, settler, sockets, waiterPrefix);
+    return new ApiServices(store, publisher, poller, acks, settlements, settler, sockets, waiterPrefix, drain);
   }
 
   private static Future<Void> deploy(Vertx vertx, List<String> deployments,
@@ -183,7 +192,11 @@ public final class HeraldNode {
 
   /** Stops accepting requests first (the HTTP API was deployed last), then the rest. */
   public Future<Void> stop() {
-    Future<Void> chain = Future.succeededFuture();
+    // readiness fails and new publishes, polls and sockets are refused; parked polls answer now;
+    // what is in flight finishes, then the verticles stop (sockets close with 1001)
+    Future<Void> drained = drain.begin(vertx, DRAIN_MS);
+    vertx.eventBus().publish(Addresses.WAKE_ALL, null);
+    Future<Void> chain = drained;
     for (int i = deployments.size() - 1; i >= 0; i--) {
       String id = deployments.get(i);
       chain = chain.compose(ok -> vertx.undeploy(id));

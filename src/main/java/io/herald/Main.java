@@ -45,7 +45,7 @@ public final class Main {
     try {
       config = ConfigLoader.load(vertx, configFile).await();
     } catch (Exception e) {
-      System.err.println("Herald cannot start: configuration " + configFile + ": " + e.getMessage());
+      System.err.println("Herald cannot start: configuration " + configFile + ": " + oneLine(e.getMessage()));
       vertx.close();
       System.exit(1);
       return;
@@ -54,8 +54,17 @@ public final class Main {
     RedisTarget redis = config.redis().target();
     if (redis == null) {
       HeraldConfig.Embedded settings = config.redis().embedded();
-      embedded = RedisProcess.start(RedisProcess.embeddedExecutable(), settings.dataDir(), settings.port(),
-          settings.appendfsync());
+      try {
+        embedded = RedisProcess.start(RedisProcess.embeddedExecutable(), settings.dataDir(), settings.port(),
+            settings.appendfsync());
+      } catch (RuntimeException e) {
+        System.err.println("Herald cannot start: the embedded Redis (redis.embedded.port " + settings.port()
+            + ", redis.embedded.dataDir / HERALD_DATA_DIR " + settings.dataDir().toAbsolutePath() + ") did not start: "
+            + oneLine(e.getMessage()));
+        vertx.close();
+        System.exit(1);
+        return;
+      }
       redis = RedisTarget.standalone(embedded.url());
       LOG.log(System.Logger.Level.INFO, "Started the embedded Redis on port " + embedded.port() + ", data in "
           + settings.dataDir().toAbsolutePath() + " (appendfsync " + settings.appendfsync() + ")");
@@ -75,13 +84,18 @@ public final class Main {
         }
       }, "herald-shutdown"));
     } catch (Exception e) {
-      System.err.println("Herald cannot start: " + e.getMessage());
+      System.err.println("Herald cannot start: " + oneLine(e.getMessage()));
       stop(vertx.close());
       if (redisToStop != null) {
         redisToStop.close();
       }
       System.exit(1);
     }
+  }
+
+  /** A message on one line, as every line Herald writes is one record. */
+  private static String oneLine(String message) {
+    return String.valueOf(message).replaceAll("\\s*\\R\\s*", " ");
   }
 
   private static void stop(Future<Void> stopping) {

@@ -5,6 +5,7 @@ import io.herald.ack.ConsumerSalts;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
+import io.herald.lifecycle.Drain;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
@@ -53,15 +54,18 @@ public final class PollService {
   private final ConsumerSalts salts;
   /** This node's id, as its wake-up channel and the events' history name it. */
   private final String node;
+  private final Drain drain;
 
   /**
    * @param ledger       gives room under maxUnackedTotal, when one is configured
    * @param settler      gives that room back
    * @param salts        where the consumers' salts the poll script tells are kept, for ackIds
    * @param waiterPrefix "node/instance": the wake-up address of this instance's polls
+   * @param drain        refuses new polls once the node drains, and waits for those under way
    */
   public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, SpoolLedger ledger, HoldSettler settler,
-      ConsumerSalts salts, String waiterPrefix) {
+      ConsumerSalts salts, String waiterPrefix, Drain drain) {
+    this.drain = drain;
     this.salts = salts;
     this.vertx = vertx;
     this.store = store;
@@ -101,8 +105,16 @@ public final class PollService {
    * @param via       how the events go out ("http" or "ws"), for their history
    */
   public Poll poll(ConsumerSettings consumer, int maxEvents, long waitMs, boolean counted, String via) {
+    boolean refused = drain.draining();
     Poll poll = new Poll(consumer, Math.min(maxEvents, consumer.maxPollRecords()),
-        System.nanoTime() + waitMs * 1_000_000, waitMs > 0, counted, node + " " + via);
+        System.nanoTime() + waitMs * 1_000_000, waitMs > 0 && !refused, counted, node + " " + via);
+    if (refused) {
+      poll.finish(Future.failedFuture(Drain.refusal()));
+      return poll;
+    }
+    // the drain waits for it (and ends its wait: see run)
+    drain.count();
+    poll.answer().onComplete(done -> drain.leave());
     poll.attempt();
     return poll;
   }
@@ -168,7 +180,8 @@ public final class PollService {
      * gateway-wide limit), held in the ledger under {@code holdId} until settled.
      */
     private void run(String holdId, Object room) {
-      long remainingMs = Math.max(0, (giveUpAt - System.nanoTime()) / 1_000_000);
+      // a draining node answers parked polls at once (it wakes them all)
+      long remainingMs = drain.draining() ? 0 : Math.max(0, (giveUpAt - System.nanoTime()) / 1_000_000);
       String batchAckId = HexFormat.of().formatHex(randomBytes(16));
       List<String> keys = new ArrayList<>(Keys.consumer(consumer.name()));
       keys.add(Keys.batch(consumer.name(), batchAckId));

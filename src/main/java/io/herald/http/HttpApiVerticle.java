@@ -13,6 +13,7 @@ import io.herald.deadletter.FailedEventRoutes;
 import io.herald.delivery.PollRoutes;
 import io.herald.delivery.PollService;
 import io.herald.history.EventHistory;
+import io.herald.lifecycle.Drain;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
 import io.herald.publish.PublishRoutes;
@@ -86,10 +87,20 @@ public final class HttpApiVerticle extends VerticleBase {
     // consumer and its rate limit are checked first, so a refused upgrade is an HTTP answer in the
     // handshake; the request stays paused meanwhile, as an upgrade needs it unread.
     OriginCheck origins = new OriginCheck(http.allowedOrigins());
-    router.get("/v1/consumers/:consumer/ws").handler(HttpApiVerticle::pause).handler(origins).handler(authentication)
+    router.get("/v1/consumers/:consumer/ws").handler(HttpApiVerticle::pause).handler(this::refusedWhileDraining)
+        .handler(origins).handler(authentication)
         .handler(Authentication::requireConsume).handler(this::consumerSocket);
-    router.get("/v1/ws/publish").handler(HttpApiVerticle::pause).handler(origins).handler(authentication)
+    router.get("/v1/ws/publish").handler(HttpApiVerticle::pause).handler(this::refusedWhileDraining)
+        .handler(origins).handler(authentication)
         .handler(sockets::acceptPublisher);
+    // every other request is waited for by a draining node (acks and reads finish; publishes and
+    // polls are refused by their services)
+    Drain drain = services.drain();
+    router.route().handler(ctx -> {
+      drain.count();
+      ctx.addEndHandler(done -> drain.leave());
+      ctx.next();
+    });
     router.route().handler(BodyHandler.create(false).setBodyLimit(http.maxBodyBytes()));
     // after the body handler, which must see the request's first bytes
     router.route().handler(authentication);
@@ -118,7 +129,9 @@ public final class HttpApiVerticle extends VerticleBase {
         // HTTP/2 (h2c) requests get the same header limit as HTTP/1.1 ones (refused by the HTTP/2 layer)
         .setInitialSettings(new Http2Settings().setMaxHeaderListSize(HttpServerOptions.DEFAULT_MAX_HEADER_SIZE)));
     return server.connectionHandler(VertxInternals::consolidateFlushes)
-        .invalidRequestHandler(HttpApiVerticle::invalidRequest).requestHandler(router).listen();
+        .invalidRequestHandler(HttpApiVerticle::invalidRequest).requestHandler(router).listen()
+        .recover(failure -> Future.failedFuture(new IllegalStateException("cannot listen on " + host + ":" + port
+            + " (http.host, http.port / HERALD_HTTP_PORT): " + failure.getMessage(), failure)));
   }
 
   @Override
@@ -160,7 +173,20 @@ public final class HttpApiVerticle extends VerticleBase {
     ctx.next();
   }
 
+  /** A draining node takes no new sockets: they open on another node. */
+  private void refusedWhileDraining(RoutingContext ctx) {
+    if (services.drain().draining()) {
+      Responses.error(ctx, Drain.refusal());
+    } else {
+      ctx.next();
+    }
+  }
+
   private void ready(RoutingContext ctx) {
+    if (services.drain().draining()) {
+      Responses.error(ctx, Drain.refusal());
+      return;
+    }
     services.store().ping().onComplete(done -> {
       if (done.succeeded()) {
         Responses.json(ctx, 200, new JsonObject().put("status", "UP"));

@@ -18,6 +18,8 @@ public enum ErrorCode {
   QUOTA_EXCEEDED(507),
   STORE_UNAVAILABLE(503),
   OUTCOME_UNKNOWN(503),
+  /** Not in protocol.md v1: the node is shutting down (SIGTERM); the request goes to another node. */
+  NODE_SHUTTING_DOWN(503),
   INTERNAL_ERROR(500);
 
   private final int status;

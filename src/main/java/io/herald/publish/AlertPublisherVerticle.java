@@ -2,6 +2,7 @@ package io.herald.publish;
 
 import io.herald.Addresses;
 import io.herald.consumer.ConsumerDirectory;
+import io.herald.lifecycle.Drain;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
@@ -46,7 +47,8 @@ public final class AlertPublisherVerticle extends VerticleBase {
     store = stores.get();
     // alerts are small: the gateway's event size limit never refuses them
     PublishService publisher = new PublishService(vertx, store, directory, topics, ledger,
-        new HoldSettler(vertx, store, ledger), Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS, clock);
+        new HoldSettler(vertx, store, ledger), Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS, clock,
+        new Drain()); // alerts are the gateway's own publishes: never refused, never waited for
     alerts = vertx.eventBus().localConsumer(Addresses.ALERTS, message -> {
       JsonObject alert = message.body();
       publisher.publishSystem(alert.getString("topic"), alert.getJsonObject("payload"))

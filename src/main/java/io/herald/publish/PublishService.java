@@ -5,6 +5,7 @@ import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
 import io.herald.protocol.TopicName;
+import io.herald.lifecycle.Drain;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
@@ -33,6 +34,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Publishes events: spools each one for every matching consumer and confirms only when every one
@@ -60,6 +62,7 @@ public final class PublishService {
   private final Idempotency idempotency;
   private final long idempotencyWindowMs;
   private final HoldSettler settler;
+  private final Drain drain;
   private final EventIds eventIds;
   private List<PendingPublish> gathering = new ArrayList<>();
   private int gatheredEvents;
@@ -68,11 +71,13 @@ public final class PublishService {
    * @param dueTimes            told when events with a time to live must expire
    * @param settler             gives the ledger holds of publish rounds back
    * @param idempotencyWindowMs how long a topic remembers an idempotencyKey
+   * @param drain               refuses clients' publishes once the node drains, and waits for them
    */
   public PublishService(Vertx vertx, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
       SpoolLedger ledger, HoldSettler settler, long maxEventBytes, DueTimes dueTimes, long idempotencyWindowMs,
-      RedisClock clock) {
+      RedisClock clock, Drain drain) {
     this.vertx = vertx;
+    this.drain = drain;
     this.eventIds = new EventIds(clock);
     this.store = store;
     this.consumers = consumers;
@@ -88,13 +93,24 @@ public final class PublishService {
   /** Publishes a request body to {@code topic}; the result is the protocol's {@code results} body. */
   public Future<JsonObject> publish(String topic, Buffer body) {
     checkTopic(topic);
-    return publish(topic, EventParser.parse(body), true);
+    return admitted(() -> publish(topic, EventParser.parse(body), true));
   }
 
   /** Publishes parsed events (e.g. of a WebSocket frame) to {@code topic}. */
   public Future<JsonObject> publish(String topic, PublishRequest request) {
     checkTopic(topic);
-    return publish(topic, request.events(), true);
+    return admitted(() -> publish(topic, request.events(), true));
+  }
+
+  /** A client's publish: refused once the node drains, else counted until answered (the drain waits for it). */
+  private Future<JsonObject> admitted(Supplier<Future<JsonObject>> publish) {
+    drain.enter();
+    try {
+      return publish.get().onComplete(done -> drain.leave());
+    } catch (RuntimeException e) {
+      drain.leave();
+      throw e;
+    }
   }
 
   /**

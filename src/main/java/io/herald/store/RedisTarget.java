@@ -48,6 +48,15 @@ public record RedisTarget(Mode mode, List<String> endpoints, String masterName) 
     return url.replaceAll("//[^@/]*@", "//***@");
   }
 
+  /** The settings (and their environment variables) that name this target, for start-up errors. */
+  public String settings() {
+    return switch (mode) {
+      case STANDALONE -> "redis.url / HERALD_REDIS_URL";
+      case SENTINEL -> "redis.endpoints / HERALD_REDIS_ENDPOINTS, redis.masterName / HERALD_REDIS_MASTER";
+      case CLUSTER -> "redis.endpoints / HERALD_REDIS_ENDPOINTS";
+    };
+  }
+
   @Override
   public String toString() {
     // a Redis URL may carry a password

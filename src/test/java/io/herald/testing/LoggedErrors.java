@@ -1,32 +1,33 @@
 package io.herald.testing;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Collects what the gateway logs as errors (SEVERE, where System.Logger's ERROR goes) while open. */
+/** Collects what the gateway logs as errors (System.Logger's ERROR, through SLF4J to logback) while open. */
 public final class LoggedErrors implements AutoCloseable {
-  private final List<LogRecord> records = new CopyOnWriteArrayList<>();
-  private final Handler handler = new Handler() {
+  private final List<ILoggingEvent> records = new CopyOnWriteArrayList<>();
+  private final AppenderBase<ILoggingEvent> appender = new AppenderBase<>() {
     @Override
-    public void publish(LogRecord record) {
-      if (record.getLevel().intValue() >= Level.SEVERE.intValue()) {
-        records.add(record);
+    protected void append(ILoggingEvent event) {
+      if (event.getLevel().isGreaterOrEqual(Level.ERROR)) {
+        records.add(event);
       }
     }
-
-    @Override
-    public void flush() {}
-
-    @Override
-    public void close() {}
   };
 
   private LoggedErrors() {
-    Logger.getLogger("").addHandler(handler);
+    appender.setContext(root().getLoggerContext());
+    appender.start();
+    root().addAppender(appender);
+  }
+
+  private static Logger root() {
+    return (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
   }
 
   /** Starts collecting. */
@@ -36,11 +37,12 @@ public final class LoggedErrors implements AutoCloseable {
 
   /** "LEVEL message" of each error logged so far. */
   public List<String> messages() {
-    return records.stream().map(r -> r.getLevel() + " " + r.getMessage()).toList();
+    return records.stream().map(r -> r.getLevel() + " " + r.getFormattedMessage()).toList();
   }
 
   @Override
   public void close() {
-    Logger.getLogger("").removeHandler(handler);
+    root().detachAppender(appender);
+    appender.stop();
   }
 }

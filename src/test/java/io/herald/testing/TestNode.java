@@ -3,6 +3,7 @@ package io.herald.testing;
 import io.herald.HeraldNode;
 import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
@@ -21,6 +22,8 @@ public final class TestNode implements AutoCloseable {
     this.http = new Http("http://127.0.0.1:" + node.httpPort());
     this.uncaught = uncaught;
   }
+
+  private Future<Void> stopping;
 
   public static TestNode start(TestRedis redis) {
     return start(redis, new JsonObject());
@@ -83,8 +86,16 @@ public final class TestNode implements AutoCloseable {
     return TestSocket.connect(port(), "/v1/consumers/" + consumer + "/ws");
   }
 
+  /** Stops the node as SIGTERM does (see {@code HeraldNode.stop}); the answer completes once it stopped. */
+  public synchronized Future<Void> stop() {
+    if (stopping == null) {
+      stopping = node.stop().eventually(vertx::close);
+    }
+    return stopping;
+  }
+
   @Override
   public void close() {
-    node.stop().eventually(vertx::close).await();
+    stop().await();
   }
 }
