@@ -40,6 +40,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -126,7 +127,7 @@ public final class HeraldNode {
 
     return nodeStore.loadFunctions()
         .recover(failure -> Future.failedFuture(new IllegalStateException("cannot use Redis at " + target + " ("
-            + target.settings() + "): " + failure.getMessage(), failure)))
+            + target.settings() + "): " + Objects.toString(failure.getMessage(), failure.toString()), failure)))
         .compose(ok -> Future.all(config.consumers().values().stream().map(declared::put).toList()))
         .eventually(() -> startStore == nodeStore ? Future.succeededFuture() : startStore.close())
         .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))

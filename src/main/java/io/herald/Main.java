@@ -9,6 +9,9 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
 
 /**
  * Starts one gateway node: {@code java -jar herald.jar [--config FILE]}. Without a configured Redis
@@ -16,6 +19,7 @@ import java.util.HexFormat;
  */
 public final class Main {
   private static final System.Logger LOG = System.getLogger(Main.class.getName());
+  private static final List<String> LOG_LEVELS = List.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF");
 
   private Main() {}
 
@@ -27,6 +31,11 @@ public final class Main {
   }
 
   public static void main(String[] args) {
+    String logging = loggingProblem();
+    if (logging != null) {
+      System.err.println("Herald cannot start: " + logging);
+      System.exit(1);
+    }
     Path configFile = ConfigLoader.DEFAULT_FILE;
     if (args.length == 1 && args[0].equals("make-key")) {
       makeKey();
@@ -45,7 +54,7 @@ public final class Main {
     try {
       config = ConfigLoader.load(vertx, configFile).await();
     } catch (Exception e) {
-      System.err.println("Herald cannot start: configuration " + configFile + ": " + oneLine(e.getMessage()));
+      System.err.println("Herald cannot start: configuration " + configFile + ": " + oneLine(e));
       vertx.close();
       System.exit(1);
       return;
@@ -60,7 +69,7 @@ public final class Main {
       } catch (RuntimeException e) {
         System.err.println("Herald cannot start: the embedded Redis (redis.embedded.port " + settings.port()
             + ", redis.embedded.dataDir / HERALD_DATA_DIR " + settings.dataDir().toAbsolutePath() + ") did not start: "
-            + oneLine(e.getMessage()));
+            + oneLine(e));
         vertx.close();
         System.exit(1);
         return;
@@ -84,7 +93,7 @@ public final class Main {
         }
       }, "herald-shutdown"));
     } catch (Exception e) {
-      System.err.println("Herald cannot start: " + oneLine(e.getMessage()));
+      System.err.println("Herald cannot start: " + oneLine(e));
       stop(vertx.close());
       if (redisToStop != null) {
         redisToStop.close();
@@ -93,9 +102,25 @@ public final class Main {
     }
   }
 
-  /** A message on one line, as every line Herald writes is one record. */
-  private static String oneLine(String message) {
-    return String.valueOf(message).replaceAll("\\s*\\R\\s*", " ");
+  /**
+   * What is wrong with the logging settings logback.xml reads, or null: logback would not say (it
+   * would log nothing, or at another level), so the node refuses to start instead.
+   */
+  private static String loggingProblem() {
+    String format = System.getProperty("herald.log.format", System.getenv().getOrDefault("HERALD_LOG_FORMAT", "text"));
+    if (!format.equals("text") && !format.equals("json")) {
+      return "HERALD_LOG_FORMAT (herald.log.format) must be text or json, not '" + format + "'";
+    }
+    String level = System.getenv("HERALD_LOG_LEVEL");
+    if (level != null && !LOG_LEVELS.contains(level.toUpperCase(Locale.ROOT))) {
+      return "HERALD_LOG_LEVEL must be one of " + String.join(", ", LOG_LEVELS) + ", not '" + level + "'";
+    }
+    return null;
+  }
+
+  /** What went wrong, on one line, as every line Herald writes is one record. */
+  private static String oneLine(Throwable failure) {
+    return Objects.toString(failure.getMessage(), failure.toString()).replaceAll("\\s*\\R\\s*", " ");
   }
 
   private static void stop(Future<Void> stopping) {

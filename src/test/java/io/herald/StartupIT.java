@@ -1,6 +1,5 @@
 package io.herald;
 
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,7 +10,6 @@ import io.herald.testing.JarProcess;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -21,13 +19,11 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -172,6 +168,21 @@ class StartupIT {
       assertTrue(output.startsWith("Herald cannot start: configuration " + file + ": auth.jwt.keys.shared"), output);
       assertFalse(output.contains(shortSecret), output);
       assertEquals(1, output.split("\n").length, output);
+    }
+  }
+
+  @Test
+  @DisplayName("a logging setting logback cannot use stops the start with a message, rather than a node that logs nothing")
+  void badLoggingSettingIsNamed() throws Exception {
+    try (JarProcess jar = JarProcess.start(null, Map.of("HERALD_LOG_FORMAT", "JSON"))) {
+      assertEquals(1, jar.exitCode());
+      assertEquals("Herald cannot start: HERALD_LOG_FORMAT (herald.log.format) must be text or json, not 'JSON'\n",
+          jar.output());
+    }
+    try (JarProcess jar = JarProcess.start(null, Map.of("HERALD_LOG_LEVEL", "WARNING"))) {
+      assertEquals(1, jar.exitCode());
+      assertTrue(jar.output().startsWith("Herald cannot start: HERALD_LOG_LEVEL must be one of TRACE, DEBUG"),
+          jar.output());
     }
   }
 }

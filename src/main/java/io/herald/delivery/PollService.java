@@ -115,7 +115,11 @@ public final class PollService {
     // the drain waits for it (and ends its wait: see run)
     drain.count();
     poll.answer().onComplete(done -> drain.leave());
-    poll.attempt();
+    try {
+      poll.attempt();
+    } catch (RuntimeException e) {
+      poll.finish(Future.failedFuture(e)); // answered, so the drain does not wait for it
+    }
     return poll;
   }
 

@@ -32,10 +32,12 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -98,7 +100,15 @@ public final class HttpApiVerticle extends VerticleBase {
     Drain drain = services.drain();
     router.route().handler(ctx -> {
       drain.count();
-      ctx.addEndHandler(done -> drain.leave());
+      ctx.addEndHandler(done -> {
+        drain.leave();
+        if (drain.draining() && ctx.request().version() != HttpVersion.HTTP_2) {
+          // a kept-alive HTTP/1 connection would bring the client back here: it reconnects, to
+          // another node (an HTTP/2 one stays until the server closes: its client may not retry
+          // a request a GOAWAY cut)
+          ctx.request().connection().close();
+        }
+      });
       ctx.next();
     });
     router.route().handler(BodyHandler.create(false).setBodyLimit(http.maxBodyBytes()));
@@ -131,7 +141,7 @@ public final class HttpApiVerticle extends VerticleBase {
     return server.connectionHandler(VertxInternals::consolidateFlushes)
         .invalidRequestHandler(HttpApiVerticle::invalidRequest).requestHandler(router).listen()
         .recover(failure -> Future.failedFuture(new IllegalStateException("cannot listen on " + host + ":" + port
-            + " (http.host, http.port / HERALD_HTTP_PORT): " + failure.getMessage(), failure)));
+            + " (http.host, http.port / HERALD_HTTP_PORT): " + Objects.toString(failure.getMessage(), failure.toString()), failure)));
   }
 
   @Override

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Thread-safe: shared by the node's verticles.
  */
 public final class Drain {
+  private static final System.Logger LOG = System.getLogger(Drain.class.getName());
   private static final long CHECK_MS = 10;
 
   private volatile boolean draining;
@@ -50,17 +51,24 @@ public final class Drain {
   /** Begins to drain; completes once nothing is in flight, or after {@code maxMs} whatever is. */
   public Future<Void> begin(Vertx vertx, long maxMs) {
     draining = true;
+    LOG.log(System.Logger.Level.INFO, "Draining: new publishes, polls and sockets are refused; waiting for "
+        + inFlight.get() + " requests in flight (" + maxMs + " ms at most)");
     Promise<Void> idle = Promise.promise();
-    long giveUpAt = System.nanoTime() + maxMs * 1_000_000;
-    check(vertx, idle, giveUpAt);
+    long startedAt = System.nanoTime();
+    check(vertx, idle, startedAt, startedAt + maxMs * 1_000_000);
     return idle.future();
   }
 
-  private void check(Vertx vertx, Promise<Void> idle, long giveUpAt) {
-    if (inFlight.get() <= 0 || System.nanoTime() >= giveUpAt) {
+  private void check(Vertx vertx, Promise<Void> idle, long startedAt, long giveUpAt) {
+    int left = inFlight.get();
+    if (left <= 0) {
+      LOG.log(System.Logger.Level.INFO, "Drained in " + (System.nanoTime() - startedAt) / 1_000_000 + " ms");
+      idle.complete();
+    } else if (System.nanoTime() - giveUpAt >= 0) {
+      LOG.log(System.Logger.Level.WARNING, "Stopping with " + left + " requests still in flight: the drain's time is up");
       idle.complete();
     } else {
-      vertx.setTimer(CHECK_MS, t -> check(vertx, idle, giveUpAt));
+      vertx.setTimer(CHECK_MS, t -> check(vertx, idle, startedAt, giveUpAt));
     }
   }
 }

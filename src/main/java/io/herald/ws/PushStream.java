@@ -148,6 +148,8 @@ final class PushStream {
         fetch();
       } else if (done.cause() instanceof ApiException refused && refused.code() == ErrorCode.TOO_MANY_REQUESTS) {
         blocked.accept(refused.retryAfterMs());
+      } else if (done.cause() instanceof ApiException refused && refused.code() == ErrorCode.NODE_SHUTTING_DOWN) {
+        // the node drains: no more pushes; the socket closes with 1001 once it has
       } else if (!stopped) {
         // Redis trouble: try again a little later rather than spin
         vertx.setTimer(500, t -> fetch());

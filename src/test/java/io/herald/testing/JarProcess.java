@@ -3,9 +3,11 @@ package io.herald.testing;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,34 +19,42 @@ import java.util.concurrent.TimeUnit;
 public final class JarProcess implements AutoCloseable {
   private final Process process;
   private final Thread reader;
-  private final StringBuffer output = new StringBuffer();
+  private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 
   /**
    * Starts {@code target/herald.jar} (built by {@code mvn package}, before the integration tests)
-   * with {@code --config config} (none when null) and only these HERALD_ variables.
+   * with {@code --config config} (an empty configuration when null, not the repository's sample)
+   * and only these HERALD_ variables.
    */
   public static JarProcess start(Path config, Map<String, String> environment) throws IOException {
+    if (config == null) {
+      config = Files.createTempFile("herald", ".json");
+      Files.writeString(config, "{}");
+      config.toFile().deleteOnExit();
+    }
     return new JarProcess(config, environment);
   }
 
   private JarProcess(Path config, Map<String, String> environment) throws IOException {
     List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
         "-jar", Path.of("target", "herald.jar").toString()));
-    if (config != null) {
-      command.addAll(List.of("--config", config.toString()));
-    }
+    command.addAll(List.of("--config", config.toString()));
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-    builder.environment().keySet().removeIf(name -> name.startsWith("HERALD_"));
+    // the JVM would announce options it picked up on the output the tests read
+    builder.environment().keySet().removeIf(name -> name.startsWith("HERALD_") || name.equals("JAVA_TOOL_OPTIONS")
+        || name.equals("JDK_JAVA_OPTIONS") || name.equals("_JAVA_OPTIONS"));
     builder.environment().putAll(environment);
     process = builder.start();
     reader = new Thread(() -> {
       try (InputStream in = process.getInputStream()) {
         byte[] buffer = new byte[8192];
         for (int read; (read = in.read(buffer)) > 0; ) {
-          output.append(new String(buffer, 0, read, StandardCharsets.UTF_8));
+          synchronized (bytes) {
+            bytes.write(buffer, 0, read);
+          }
         }
       } catch (IOException e) {
-        output.append("(reading the output failed: ").append(e.getMessage()).append(")");
+        // the stream closes with the process: what it wrote was read
       }
     }, "jar-output");
     reader.setDaemon(true);
@@ -52,7 +62,9 @@ public final class JarProcess implements AutoCloseable {
   }
 
   public String output() {
-    return output.toString();
+    synchronized (bytes) {
+      return bytes.toString(StandardCharsets.UTF_8);
+    }
   }
 
   public void awaitOutput(String fragment) {
