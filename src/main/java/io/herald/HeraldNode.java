@@ -59,13 +59,14 @@ public final class HeraldNode {
   private final int httpPort;
   private final List<String> deployments;
   private final Drain drain;
-  /** How long a stopping node waits for the requests and publishes in flight (k8s: terminationGracePeriodSeconds is 30). */
-  static final long DRAIN_MS = 20_000;
+  /** How long a stopping node waits for the requests and publishes in flight (http.drainMs). */
+  private final long drainMs;
 
   private HeraldNode(Vertx vertx, RedisStore nodeStore, String host, int httpPort, List<String> deployments,
-      Drain drain) {
+      Drain drain, long drainMs) {
     this.vertx = vertx;
     this.drain = drain;
+    this.drainMs = drainMs;
     this.nodeStore = nodeStore;
     this.host = host;
     this.httpPort = httpPort;
@@ -147,7 +148,7 @@ public final class HeraldNode {
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);
-          return new HeraldNode(vertx, nodeStore, host, port, deployments, drain);
+          return new HeraldNode(vertx, nodeStore, host, port, deployments, drain, config.http().drainMs());
         })
         .recover(failure -> nodeStore.close().transform(ignored -> Future.failedFuture(failure)));
   }
@@ -177,6 +178,11 @@ public final class HeraldNode {
         });
   }
 
+  /** How long {@link #stop} waits for what is in flight at most. */
+  public long drainMs() {
+    return drainMs;
+  }
+
   /** The interface the node listens on. */
   public String host() {
     return host;
@@ -195,7 +201,7 @@ public final class HeraldNode {
   public Future<Void> stop() {
     // readiness fails and new publishes, polls and sockets are refused; parked polls answer now;
     // what is in flight finishes, then the verticles stop (sockets close with 1001)
-    Future<Void> drained = drain.begin(vertx, DRAIN_MS);
+    Future<Void> drained = drain.begin(vertx, drainMs);
     vertx.eventBus().publish(Addresses.WAKE_ALL, null);
     Future<Void> chain = drained;
     for (int i = deployments.size() - 1; i >= 0; i--) {

@@ -19,6 +19,8 @@ import java.util.Objects;
  */
 public final class Main {
   private static final System.Logger LOG = System.getLogger(Main.class.getName());
+  /** Beyond the drain: closing sockets (2 s each at most, together), Redis connections and Vert.x. */
+  private static final long CLOSE_MS = 10_000;
   private static final List<String> LOG_LEVELS = List.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF");
 
   private Main() {}
@@ -87,14 +89,14 @@ public final class Main {
       }
       LOG.log(System.Logger.Level.INFO, "Herald listens on http://" + node.host() + ":" + node.httpPort());
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        stop(node.stop().eventually(vertx::close));
+        stop(node.stop().eventually(vertx::close), node.drainMs() + CLOSE_MS);
         if (redisToStop != null) {
           redisToStop.close();
         }
       }, "herald-shutdown"));
     } catch (Exception e) {
       System.err.println("Herald cannot start: " + oneLine(e));
-      stop(vertx.close());
+      stop(vertx.close(), CLOSE_MS);
       if (redisToStop != null) {
         redisToStop.close();
       }
@@ -123,9 +125,9 @@ public final class Main {
     return Objects.toString(failure.getMessage(), failure.toString()).replaceAll("\\s*\\R\\s*", " ");
   }
 
-  private static void stop(Future<Void> stopping) {
+  private static void stop(Future<Void> stopping, long waitMs) {
     try {
-      stopping.toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+      stopping.toCompletionStage().toCompletableFuture().get(waitMs, java.util.concurrent.TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       LOG.log(System.Logger.Level.WARNING, "Shutdown did not finish cleanly: " + e.getMessage());
     }

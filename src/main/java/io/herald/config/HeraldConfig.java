@@ -49,9 +49,11 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    *                       WebSockets besides the gateway's own; {@code "*"} for any (default none)
    * @param idleTimeoutMs  a connection with nothing read or written this long is closed (30 s .. 1 h,
    *                       default 2 min; above the longest long poll and the WebSocket ping cycle)
+   * @param drainMs        how long a stopping node waits for the requests and publishes in flight
+   *                       (0 .. 300000, default 20000; see {@code lifecycle.Drain})
    */
   public record Http(String host, int port, int instances, long maxBodyBytes, long maxEventBytes, long maxFrameBytes,
-      long pingIntervalMs, long pongTimeoutMs, List<String> allowedOrigins, long idleTimeoutMs) {}
+      long pingIntervalMs, long pongTimeoutMs, List<String> allowedOrigins, long idleTimeoutMs, long drainMs) {}
 
   /**
    * @param target    the Redis to use: {@code redis.url} (or the one of {@code redis.endpoints}) in
@@ -189,7 +191,8 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
         http.integer("pingIntervalMs", 30_000, 100, 600_000),
         http.integer("pongTimeoutMs", 10_000, 100, 600_000),
         http.texts("allowedOrigins", 0, 100, List.of()),
-        http.integer("idleTimeoutMs", 120_000, 30_000, 3_600_000));
+        http.integer("idleTimeoutMs", 120_000, 30_000, 3_600_000),
+        http.integer("drainMs", 20_000, 0, 300_000));
     if (httpConfig.idleTimeoutMs() <= httpConfig.pingIntervalMs() + httpConfig.pongTimeoutMs()) {
       http.error("idleTimeoutMs", "must be above pingIntervalMs + pongTimeoutMs, or quiet WebSockets are cut");
     }

@@ -24,6 +24,7 @@ class HeraldConfigTest {
     assertEquals(8080, config.http().port());
     assertEquals(16L << 20, config.http().maxBodyBytes());
     assertEquals(1L << 20, config.http().maxEventBytes());
+    assertEquals(20_000, config.http().drainMs());
     assertNull(config.redis().target());
     assertEquals(Path.of("./data"), config.redis().embedded().dataDir());
     assertTrue(config.consumers().isEmpty());
@@ -33,14 +34,15 @@ class HeraldConfigTest {
   @DisplayName("every bad key is reported at once, with its path and allowed range")
   void reportsEveryError() {
     JsonObject json = new JsonObject()
-        .put("http", new JsonObject().put("port", 70000).put("colour", "blue"))
+        .put("http", new JsonObject().put("port", 70000).put("colour", "blue").put("drainMs", -1))
         .put("redis", new JsonObject().put("url", "http://x"))
         .put("consumers", new JsonObject().put("billing",
             new JsonObject().put("topics", List.of("orders/>")).put("ackTimeoutMs", 10)))
         .put("surprise", true);
     InvalidSettingsException e = assertThrows(InvalidSettingsException.class, () -> HeraldConfig.from(json));
     List<String> fields = e.errors().stream().map(SettingError::field).toList();
-    assertEquals(List.of("http.port", "http.colour", "redis.url", "consumers.billing.ackTimeoutMs", "surprise"), fields);
+    assertEquals(List.of("http.port", "http.drainMs", "http.colour", "redis.url", "consumers.billing.ackTimeoutMs",
+        "surprise"), fields);
     assertTrue(e.getMessage().contains("http.port: must be an integer in 0..65535"), e.getMessage());
     assertTrue(e.getMessage().contains("consumers.billing.ackTimeoutMs: must be an integer in 5000..3600000"));
   }

@@ -10,6 +10,7 @@ import io.herald.testing.FreezingProxy;
 import io.herald.testing.Http;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.JarProcess;
+import io.herald.testing.LoggedErrors;
 import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;
@@ -19,6 +20,9 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.DisplayName;
@@ -81,6 +86,28 @@ class ShutdownIT {
       Reply delivered = other.http().poll("drained", new JsonObject().put("maxEvents", 10));
       assertEquals(List.of(confirmed.results().getJsonObject(0).getString("eventId")), delivered.eventIds());
       assertEquals(200, other.http().publish("farewell", EVENT).status(), "the other node goes on");
+    }
+  }
+
+  @Test
+  @DisplayName("a drain whose time (http.drainMs) is up stops the node with a request still in flight, and says so")
+  void drainTimeIsBounded() throws Exception {
+    try (TestRedis redis = TestRedis.start();
+        TestNode stopping = TestNode.start(redis, new JsonObject().put("http", new JsonObject().put("drainMs", 300)));
+        LoggedErrors warnings = LoggedErrors.watchWarnings();
+        Socket slow = new Socket(InetAddress.getLoopbackAddress(), stopping.port())) {
+      // a publish whose body never finishes arriving: in flight until its connection closes
+      slow.getOutputStream().write(("POST /v1/topics/late/events HTTP/1.1\r\nHost: localhost\r\n"
+          + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"payload\":").getBytes(StandardCharsets.US_ASCII));
+      slow.getOutputStream().flush();
+      await().until(() -> stopping.http().get("/health/live").status() == 200);
+
+      long started = System.nanoTime();
+      stopping.stop().toCompletionStage().toCompletableFuture().get(15, TimeUnit.SECONDS);
+      long tookMs = (System.nanoTime() - started) / 1_000_000;
+      assertTrue(warnings.messages().stream().anyMatch(m -> m.contains("still in flight")), warnings.messages().toString());
+      // the default 20 s would have been waited out
+      assertTrue(tookMs < 8_000, "stopped after " + tookMs + " ms");
     }
   }
 

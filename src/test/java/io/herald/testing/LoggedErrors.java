@@ -8,19 +8,24 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.LoggerFactory;
 
-/** Collects what the gateway logs as errors (System.Logger's ERROR, through SLF4J to logback) while open. */
+/**
+ * Collects what the gateway logs as errors (System.Logger's ERROR, through SLF4J to logback), or
+ * from another level up, while open.
+ */
 public final class LoggedErrors implements AutoCloseable {
   private final List<ILoggingEvent> records = new CopyOnWriteArrayList<>();
+  private final Level from;
   private final AppenderBase<ILoggingEvent> appender = new AppenderBase<>() {
     @Override
     protected void append(ILoggingEvent event) {
-      if (event.getLevel().isGreaterOrEqual(Level.ERROR)) {
+      if (event.getLevel().isGreaterOrEqual(from)) {
         records.add(event);
       }
     }
   };
 
-  private LoggedErrors() {
+  private LoggedErrors(Level from) {
+    this.from = from;
     appender.setContext(root().getLoggerContext());
     appender.start();
     root().addAppender(appender);
@@ -30,9 +35,14 @@ public final class LoggedErrors implements AutoCloseable {
     return (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
   }
 
-  /** Starts collecting. */
+  /** Starts collecting errors. */
   public static LoggedErrors watch() {
-    return new LoggedErrors();
+    return new LoggedErrors(Level.ERROR);
+  }
+
+  /** Starts collecting warnings and errors. */
+  public static LoggedErrors watchWarnings() {
+    return new LoggedErrors(Level.WARN);
   }
 
   /** "LEVEL message" of each error logged so far. */
