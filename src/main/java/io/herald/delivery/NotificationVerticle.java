@@ -11,7 +11,6 @@ import io.vertx.redis.client.Command;
 import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
-import io.vertx.redis.client.ResponseType;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -97,8 +96,7 @@ public final class NotificationVerticle extends VerticleBase {
   }
 
   private void onMessage(Response message) {
-    // a reply that came after its command timed out (a late PONG, an error) reaches this handler too
-    if (message.type() != ResponseType.MULTI || message.size() < 3 || !"message".equals(message.get(0).toString())) {
+    if (message.size() < 3 || !"message".equals(message.get(0).toString())) {
       return;
     }
     String channel = message.get(1).toString();
