@@ -11,14 +11,16 @@ import io.vertx.redis.client.Command;
 import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
+import io.vertx.redis.client.ResponseType;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
  * Carries Redis pub/sub into this node: wake-ups for its parked polls (events published, acked or
  * due on any node) go over the event bus to the verticle instance of the poll, rate-limit blocks
- * to every instance (for their sockets), settings changes reload the consumer or topic directory. Reconnects when the subscription drops, and then assumes it missed
- * something: it reloads every consumer and topic and wakes every parked poll.
+ * to every instance (for their sockets), settings changes reload the consumer or topic directory.
+ * Reconnects when the subscription drops or goes silent, and then assumes it missed something: it
+ * reloads every consumer and topic and wakes every parked poll.
  */
 public final class NotificationVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(NotificationVerticle.class.getName());
@@ -26,10 +28,12 @@ public final class NotificationVerticle extends VerticleBase {
   /** A full reload now and then, in case an announcement was lost on the way. */
   private static final long FULL_RELOAD_MS = 30_000;
   /**
-   * How often the subscription is pinged, and how soon it must answer: a Redis host that vanished
-   * (power, partition) closes no socket, and a silent subscription would miss every wake-up.
+   * How often the subscription is checked, and how soon it must carry an echo: a Redis host that
+   * vanished (power, partition) closes no socket, and a silent subscription would miss every wake-up.
    */
-  private static final long PING_MS = 2_000;
+  private static final long CHECK_MS = 2_000;
+  /** Body prefix of the echoes this node publishes on its own wake channel to check its subscription. */
+  public static final String ECHO = "echo ";
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
@@ -39,7 +43,12 @@ public final class NotificationVerticle extends VerticleBase {
   private RedisConnection connection;
   private boolean stopping;
   private boolean retrying;
-  private long pinging = -1;
+  private long checking = -1;
+  /** Echoes sent, the last one whose PUBLISH Redis confirmed (and since when), the last one heard. */
+  private long echoSent;
+  private long echoAwaited;
+  private long echoAwaitedSince;
+  private long echoHeard;
 
   public NotificationVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
       String node) {
@@ -70,38 +79,58 @@ public final class NotificationVerticle extends VerticleBase {
       conn.exceptionHandler(failure -> resubscribeLater());
       conn.endHandler(ended -> resubscribeLater());
       return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(Keys.THROTTLE_CHANNEL).arg(Keys.ADMIN_CHANNEL)
-          .arg(Keys.ROOM_CHANNEL)).timeout(PING_MS, TimeUnit.MILLISECONDS)
+          .arg(Keys.ROOM_CHANNEL)).timeout(CHECK_MS, TimeUnit.MILLISECONDS)
           .onSuccess(subscribed -> watch(conn))
           .onFailure(failure -> store.unanswered(conn))
           .mapEmpty();
     });
   }
 
-  /** Pings the subscribed connection until it is replaced; one that does not answer in time is. */
+  /**
+   * Checks the subscribed connection until it is replaced: each round publishes an echo on this
+   * node's own channel, and an echo not heard by the next round means the subscription is dead. A
+   * PING on the connection itself cannot be used: the client hands the PING's reply slot to any
+   * message that arrives first, so under a steady stream of messages a live subscription looked dead.
+   * An echo whose PUBLISH failed proves nothing either way (Redis itself is away) and is not awaited.
+   */
   private void watch(RedisConnection conn) {
-    vertx.cancelTimer(pinging);
-    pinging = vertx.setPeriodic(PING_MS, t -> {
+    vertx.cancelTimer(checking);
+    // an echo the previous connection owed is not this one's
+    echoHeard = echoAwaited;
+    checking = vertx.setPeriodic(CHECK_MS, t -> {
       if (connection != conn) {
         vertx.cancelTimer(t);
         return;
       }
-      conn.send(Request.cmd(Command.PING)).timeout(PING_MS, TimeUnit.MILLISECONDS).onFailure(failure -> {
-        if (connection == conn) {
-          LOG.log(System.Logger.Level.WARNING, "Redis subscription did not answer a ping: " + failure.getMessage());
+      if (echoAwaited > echoHeard) {
+        if (System.nanoTime() - echoAwaitedSince >= TimeUnit.MILLISECONDS.toNanos(CHECK_MS)) {
+          LOG.log(System.Logger.Level.WARNING, "Redis subscription did not carry its echo within " + CHECK_MS + " ms");
           store.unanswered(conn);
           resubscribeLater();
+        }
+        return;
+      }
+      long echo = ++echoSent;
+      store.send(Request.cmd(Command.PUBLISH).arg(wakeChannel).arg(ECHO + echo)).onSuccess(published -> {
+        if (connection == conn && echo > echoAwaited) {
+          echoAwaited = echo;
+          echoAwaitedSince = System.nanoTime();
         }
       });
     });
   }
 
   private void onMessage(Response message) {
-    if (message.size() < 3 || !"message".equals(message.get(0).toString())) {
+    // pub/sub messages are arrays (PUSH over RESP3, MULTI over RESP2); a stray reply is none of ours
+    boolean array = message != null && (message.type() == ResponseType.PUSH || message.type() == ResponseType.MULTI);
+    if (!array || message.size() < 3 || !"message".equals(message.get(0).toString())) {
       return;
     }
     String channel = message.get(1).toString();
     String body = message.get(2).toString();
-    if (channel.equals(wakeChannel)) {
+    if (channel.equals(wakeChannel) && body.startsWith(ECHO)) {
+      echoHeard = Math.max(echoHeard, Long.parseLong(body.substring(ECHO.length())));
+    } else if (channel.equals(wakeChannel)) {
       // "node/instance/poll consumer": to the instance holding the poll
       int instanceEnd = body.lastIndexOf('/', body.indexOf(' '));
       if (instanceEnd > 0) {

@@ -2,9 +2,12 @@ package io.herald.store;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.delivery.NotificationVerticle;
 import io.herald.testing.FreezingProxy;
+import io.herald.testing.LoggedErrors;
 import io.herald.testing.LoadRun;
 import io.herald.testing.Places;
 import io.herald.testing.Http.Reply;
@@ -12,16 +15,23 @@ import io.herald.testing.Http;
 import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -205,6 +215,44 @@ class RedisOutageIT {
       // the subscription's socket among them: it stays open and carries nothing, as a vanished host's would
       proxy.freezeOpenConnections();
       await().atMost(Duration.ofSeconds(30)).until(() -> parkedPollIsWokenByPublish(client));
+    }
+  }
+
+  @Test
+  @DisplayName("a subscription under a steady stream of messages is still checked and not taken for a dead one")
+  void busySubscriptionStaysUp() throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try (LoggedErrors warnings = LoggedErrors.watchWarnings()) {
+      Redis client = Redis.createClient(vertx, redis.url());
+      RedisConnection listener = client.connect().await();
+      BlockingQueue<String> echoChannels = new LinkedBlockingQueue<>();
+      listener.handler(message -> {
+        if (message.size() >= 4 && message.get(3).toString().startsWith(NotificationVerticle.ECHO)) {
+          echoChannels.add(message.get(2).toString());
+        }
+      });
+      listener.send(Request.cmd(Command.PSUBSCRIBE).arg("herald:wake:*")).await();
+      String wakeChannel = echoChannels.poll(10, TimeUnit.SECONDS);
+      assertNotNull(wakeChannel, "the node checks its subscription with echoes on its own channel");
+
+      // messages the node ignores, back to back, so that one is always on its way while it checks
+      RedisConnection publisher = client.connect().await();
+      int echoes = 0;
+      while (echoes < 3) {
+        List<Future<Response>> burst = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+          burst.add(publisher.send(Request.cmd(Command.PUBLISH).arg(wakeChannel).arg("not-a-waiter")));
+        }
+        Future.all(burst).await();
+        for (String ignored = echoChannels.poll(); ignored != null; ignored = echoChannels.poll()) {
+          echoes++;
+        }
+      }
+      assertEquals(List.of(), warnings.messages(), "the subscription was never found dead");
+      assertEquals(List.of(), node.uncaught());
+      assertTrue(parkedPollIsWokenByPublish(http));
+    } finally {
+      vertx.close().await();
     }
   }
 
