@@ -1018,7 +1018,7 @@ local function fail(cfg, id, seq, n, why, now)
   redis.call('ZADD', K.expiry, now + cfg.retentionMs, id)
   redis.call('ZREM', K.ttl, id)
   if why then
-    count({deadLettered = 1})
+    count({deadLettered = 1, ['deadLettered:' .. why] = 1})
     return 'DEAD_LETTERED'
   end
   count({rejected = 1})
@@ -1066,6 +1066,28 @@ local function first_handout(cfg, id, deadline, current)
   local _, _, mark = delivery_state(id, current)
   local record = mark and mark ~= '' and handout_record(mark)
   return (record and string.match(record, '^(%d+) ')) or string.format('%d', deadline - cfg.ackTimeoutMs)
+end
+
+-- When the oldest unacked event was first handed out, or -1 with none. K.first keeps the first
+-- hand-outs that deadlines no longer tell (redeliveries, lapsed and extended deliveries); of the
+-- other, first deliveries the earliest deadline tells the oldest (while ackTimeoutMs stays as they
+-- were handed out with), looked for among the first FIRST_LOOK ones and read from its call's
+-- hand-out record.
+local FIRST_LOOK = 100
+local function oldest_unacked(cfg)
+  local oldest = tonumber(redis.call('ZRANGE', K.first, 0, 0, 'WITHSCORES')[2] or '-1')
+  local earliest = redis.call('ZRANGE', K.pending, 0, FIRST_LOOK - 1, 'WITHSCORES')
+  if #earliest == 0 then return oldest end
+  local ids = {}
+  for i = 1, #earliest, 2 do table.insert(ids, earliest[i]) end
+  for i, kept in ipairs(redis.call('ZMSCORE', K.first, unpack(ids))) do
+    if not kept then
+      local handedOut = tonumber(first_handout(cfg, ids[i], tonumber(earliest[2 * i])))
+      if oldest < 0 or handedOut < oldest then oldest = handedOut end
+      break
+    end
+  end
+  return oldest
 end
 
 -- Keeps an unacked event's first hand-out in K.first before its deadline stops telling it (it
@@ -1299,7 +1321,8 @@ local function begin_call(keys, args)
     delayed = keys[21], holders = keys[22], keyof = keys[23], behind = keys[24], ready = keys[25],
     memory = keys[26], forgets = keys[27],
   }
-  CONSUMER = string.match(K.meta, '{c:(.*)}:meta$')
+  -- none for a script that reads many consumers' keys, each as its own begin_call
+  CONSUMER = K.meta and string.match(K.meta, '{c:(.*)}:meta$')
   held_history_ms = 2592000000
   ttl_in_use = nil
   expiry_in_use = nil

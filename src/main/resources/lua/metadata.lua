@@ -25,24 +25,6 @@ if oldestBacklog < 0 and inList > 0 then oldestBacklog = published_at(headIds[1]
 if firstReady and (oldestBacklog < 0 or published_at(firstReady) < oldestBacklog) then
   oldestBacklog = published_at(firstReady)
 end
--- K.first keeps the first hand-outs that deadlines no longer tell (redeliveries, lapsed and extended
--- deliveries); of the other, first deliveries the earliest deadline tells the oldest (while
--- ackTimeoutMs stays as they were handed out with), looked for among the first FIRST_LOOK ones and
--- read from its call's hand-out record
-local FIRST_LOOK = 100
-local oldestUnacked = tonumber(redis.call('ZRANGE', K.first, 0, 0, 'WITHSCORES')[2] or '-1')
-local earliest = redis.call('ZRANGE', K.pending, 0, FIRST_LOOK - 1, 'WITHSCORES')
-if #earliest > 0 then
-  local ids = {}
-  for i = 1, #earliest, 2 do table.insert(ids, earliest[i]) end
-  for i, kept in ipairs(redis.call('ZMSCORE', K.first, unpack(ids))) do
-    if not kept then
-      local handedOut = tonumber(first_handout(cfg, ids[i], tonumber(earliest[2 * i])))
-      if oldestUnacked < 0 or handedOut < oldestUnacked then oldestUnacked = handedOut end
-      break
-    end
-  end
-end
 local result = {
   'now', now,
   'backlog', backlog,
@@ -54,7 +36,7 @@ local result = {
   'deadLetters', redis.call('ZCARD', K.dead),
   'errors', redis.call('ZCARD', K.errors),
   'oldestBacklogPublishedAt', oldestBacklog,
-  'oldestUnackedFirstDelivery', oldestUnacked,
+  'oldestUnackedFirstDelivery', oldest_unacked(cfg),
 }
 local fields = {'spooledBytes', 'spooledEvents', 'published', 'delivered', 'acked', 'redelivered', 'deadLettered',
   'rejected', 'dropped', 'expired', 'throttled', 'blocks', 'blockedUntil', 'discarded'}

@@ -19,6 +19,9 @@ import io.herald.http.HttpApiVerticle;
 import io.herald.publish.AlertPublisherVerticle;
 import io.herald.publish.PublishService;
 import io.herald.lifecycle.Drain;
+import io.herald.metrics.ConsumerGauges;
+import io.herald.metrics.HeraldMetrics;
+import io.herald.metrics.ManagementVerticle;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolAccountVerticle;
 import io.herald.quota.SpoolLedger;
@@ -57,13 +60,16 @@ public final class HeraldNode {
   private final RedisStore nodeStore;
   private final String host;
   private final int httpPort;
+  /** The management listener's port, or -1 for none. */
+  private final int managementPort;
   private final List<String> deployments;
   private final Drain drain;
   /** How long a stopping node waits for the requests and publishes in flight (http.drainMs). */
   private final long drainMs;
 
-  private HeraldNode(Vertx vertx, RedisStore nodeStore, String host, int httpPort, List<String> deployments,
-      Drain drain, long drainMs) {
+  private HeraldNode(Vertx vertx, RedisStore nodeStore, String host, int httpPort, int managementPort,
+      List<String> deployments, Drain drain, long drainMs) {
+    this.managementPort = managementPort;
     this.vertx = vertx;
     this.drain = drain;
     this.drainMs = drainMs;
@@ -86,9 +92,17 @@ public final class HeraldNode {
 
   /** As {@link #start(Vertx, HeraldConfig, String)}, on {@code redis}: one server or a sentinel set's primary. */
   public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, RedisTarget redis) {
+    return start(vertx, config, redis, new HeraldMetrics());
+  }
+
+  /**
+   * As {@link #start(Vertx, HeraldConfig, RedisTarget)}, its meters in {@code metrics} (with Vert.x's
+   * own when {@code vertx} was built by {@link HeraldMetrics#vertx}).
+   */
+  public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, RedisTarget redis, HeraldMetrics metrics) {
     return start(vertx, config, redis, !config.guarded() ? Authenticator.OPEN : new BearerTokens(
         config.apiKeys().isEmpty() ? null : new ApiKeys(config.apiKeys()),
-        config.jwt() == null ? null : new JwtTokens(vertx, config.jwt())));
+        config.jwt() == null ? null : new JwtTokens(vertx, config.jwt())), metrics);
   }
 
   /** As {@link #start(Vertx, HeraldConfig, String)}, letting in only whom {@code authenticator} accepts. */
@@ -100,18 +114,26 @@ public final class HeraldNode {
   /** As {@link #start(Vertx, HeraldConfig, RedisTarget)}, letting in only whom {@code authenticator} accepts. */
   public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, RedisTarget target,
       Authenticator authenticator) {
+    return start(vertx, config, target, authenticator, new HeraldMetrics());
+  }
+
+  /** As {@link #start(Vertx, HeraldConfig, RedisTarget, Authenticator)}, its meters in {@code metrics}. */
+  public static Future<HeraldNode> start(Vertx vertx, HeraldConfig config, RedisTarget target,
+      Authenticator authenticator, HeraldMetrics metrics) {
     HeraldConfig.RedisConfig redis = config.redis();
     String host = authenticator == Authenticator.OPEN ? OPEN_HOST : config.http().host();
     SpoolLedger ledger = new SpoolLedger(vertx, config.quotas(), redis.timeoutMs(),
         target.mode() == RedisTarget.Mode.CLUSTER ? SpoolLedger.CLUSTER_SHARDS : 1);
     Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, target, redis.timeoutMs(), redis.replicaWait())
-        .watchingSpool(ledger::touched);
+        .watchingSpool(ledger::touched).measuring(metrics);
     RedisStore nodeStore = RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs(), redis.replicaWait())
-        .watchingSpool(ledger::touched);
+        .watchingSpool(ledger::touched).measuring(metrics);
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
     ConsumerStore consumers = new ConsumerStore(nodeStore);
     TopicDirectory topics = new TopicDirectory(nodeStore);
     int port = config.http().port() == 0 ? freePort() : config.http().port();
+    Integer configuredManagement = config.management().port();
+    int managementPort = configuredManagement == null ? -1 : configuredManagement == 0 ? freePort() : configuredManagement;
     List<String> deployments = new ArrayList<>();
     // names this node's wake-up channel; each HTTP verticle instance adds its number for its polls
     String node = HexFormat.of().formatHex(SECURE_RANDOM.generateSeed(6));
@@ -138,31 +160,37 @@ public final class HeraldNode {
         .compose(ok -> deploy(vertx, deployments, new NotificationVerticle(stores, directory, topics, node), 1))
         .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores, salts), 1))
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
-            config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs()), 1))
+            config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs(), metrics), 1))
+        .compose(ok -> deploy(vertx, deployments, new ConsumerGauges(stores, directory, metrics,
+            config.management().consumerGaugesMs()), 1))
         .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, ledger), 1))
-        .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger, clock), 1))
+        .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger, clock, metrics), 1))
+        .compose(ok -> config.management().port() == null ? Future.succeededFuture()
+            : deploy(vertx, deployments, new ManagementVerticle(stores, drain, metrics,
+                authenticator == Authenticator.OPEN ? OPEN_HOST : config.management().host(), managementPort), 1))
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(
-                apiServices(vertx, config, stores.get(), directory, topics, ledger, clock, salts, drain,
+                apiServices(vertx, config, stores.get(), directory, topics, ledger, clock, salts, drain, metrics,
                     node + "/" + instances.incrementAndGet()),
-                directory, topics, ledger, host, port, config.http(), authenticator),
+                directory, topics, ledger, host, port, config.http(), authenticator, metrics),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);
-          return new HeraldNode(vertx, nodeStore, host, port, deployments, drain, config.http().drainMs());
+          return new HeraldNode(vertx, nodeStore, host, port, managementPort, deployments, drain, config.http().drainMs());
         })
         .recover(failure -> nodeStore.close().transform(ignored -> Future.failedFuture(failure)));
   }
 
   /** The services of one HTTP verticle instance, on its own pipelined connection {@code store}. */
   private static ApiServices apiServices(Vertx vertx, HeraldConfig config, RedisStore store, ConsumerDirectory directory,
-      TopicDirectory topics, SpoolLedger ledger, RedisClock clock, ConsumerSalts salts, Drain drain, String waiterPrefix) {
+      TopicDirectory topics, SpoolLedger ledger, RedisClock clock, ConsumerSalts salts, Drain drain,
+      HeraldMetrics metrics, String waiterPrefix) {
     HeraldConfig.Http http = config.http();
     DueTimes dueTimes = new DueTimes(vertx, store);
     HoldSettler settler = new HoldSettler(vertx, store, ledger);
     PublishService publisher = new PublishService(vertx, store, directory, topics, ledger, settler, http.maxEventBytes(),
-        dueTimes, config.publishing().idempotencyWindowMs(), clock, drain);
-    PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, salts, waiterPrefix, drain);
-    Acks acks = new Acks(vertx, config.redis().timeoutMs());
+        dueTimes, config.publishing().idempotencyWindowMs(), clock, drain, metrics);
+    PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, salts, waiterPrefix, drain, metrics);
+    Acks acks = new Acks(vertx, config.redis().timeoutMs(), metrics);
     Settlements settlements = new Settlements(store, dueTimes);
     WebSocketGateway sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, settlements, publisher,
         http.pingIntervalMs(), http.pongTimeoutMs(), (int) http.maxFrameBytes());
@@ -195,6 +223,11 @@ public final class HeraldNode {
 
   public int httpPort() {
     return httpPort;
+  }
+
+  /** The management listener's port (management.port), or -1 when there is none. */
+  public int managementPort() {
+    return managementPort;
   }
 
   /** Stops accepting requests first (the HTTP API was deployed last), then the rest. */

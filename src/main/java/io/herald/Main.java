@@ -3,10 +3,12 @@ package io.herald;
 import io.herald.auth.ApiKey;
 import io.herald.config.ConfigLoader;
 import io.herald.config.HeraldConfig;
+import io.herald.metrics.HeraldMetrics;
 import io.herald.store.RedisProcess;
 import io.herald.store.RedisTarget;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.List;
@@ -51,7 +53,8 @@ public final class Main {
         System.exit(2);
       }
     }
-    Vertx vertx = Vertx.vertx();
+    HeraldMetrics metrics = new HeraldMetrics();
+    Vertx vertx = metrics.vertx(new VertxOptions());
     HeraldConfig config;
     try {
       config = ConfigLoader.load(vertx, configFile).await();
@@ -82,12 +85,13 @@ public final class Main {
     }
     RedisProcess redisToStop = embedded;
     try {
-      HeraldNode node = HeraldNode.start(vertx, config, redis).await();
+      HeraldNode node = HeraldNode.start(vertx, config, redis, metrics).await();
       if (node.open()) {
         LOG.log(System.Logger.Level.WARNING, "No credentials are configured (auth.keys, auth.jwt): Herald is open, so it"
             + " listens on " + node.host() + " only");
       }
-      LOG.log(System.Logger.Level.INFO, "Herald listens on http://" + node.host() + ":" + node.httpPort());
+      LOG.log(System.Logger.Level.INFO, "Herald listens on http://" + node.host() + ":" + node.httpPort()
+          + (node.managementPort() < 0 ? "" : ", management (health, metrics) on port " + node.managementPort()));
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         stop(node.stop().eventually(vertx::close), node.drainMs() + CLOSE_MS);
         if (redisToStop != null) {

@@ -2,6 +2,7 @@ package io.herald.ack;
 
 import io.herald.Addresses;
 import io.herald.consumer.ConsumerSettings;
+import io.herald.metrics.HeraldMetrics;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.Requests;
 import io.vertx.core.Future;
@@ -22,9 +23,11 @@ public final class Acks {
 
   private final Vertx vertx;
   private final DeliveryOptions options;
+  private final HeraldMetrics metrics;
 
-  public Acks(Vertx vertx, long redisTimeoutMs) {
+  public Acks(Vertx vertx, long redisTimeoutMs, HeraldMetrics metrics) {
     this.vertx = vertx;
+    this.metrics = metrics;
     this.options = new DeliveryOptions().setSendTimeout(redisTimeoutMs * 2);
   }
 
@@ -46,8 +49,23 @@ public final class Acks {
         .put("ackIds", ackIds).put("batchAckIds", wellFormed);
     return vertx.eventBus().<JsonObject>request(Addresses.ACKS, request, options).map(reply -> {
       JsonObject results = reply.body();
-      malformed.forEach(id -> results.getJsonArray("results")
-          .add(new JsonObject().put("batchAckId", id).put("status", "UNKNOWN")));
+      JsonArray rows = results.getJsonArray("results");
+      malformed.forEach(id -> rows.add(new JsonObject().put("batchAckId", id).put("status", "UNKNOWN")));
+      // counted in runs of one status: a batch's rows mostly share theirs
+      String status = null;
+      int run = 0;
+      for (int i = 0; i < rows.size(); i++) {
+        String next = rows.getJsonObject(i).getString("status");
+        if (!next.equals(status) && run > 0) {
+          metrics.acked(status, run);
+          run = 0;
+        }
+        status = next;
+        run++;
+      }
+      if (run > 0) {
+        metrics.acked(status, run);
+      }
       return results;
     });
   }

@@ -28,10 +28,21 @@ import java.util.Map;
  * @param apiKeys   the API keys callers may present (auth.keys)
  * @param jwt       how JWT bearer tokens are verified (auth.jwt), or null; with neither keys nor JWTs
  *                  the gateway is open and listens on 127.0.0.1 only
+ * @param management the metrics and the management listener
  */
 public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Map<String, ConsumerSettings> consumers,
     Map<String, TopicSettings> topics, Quotas quotas, Publishing publishing, List<ApiKey> apiKeys,
-    JwtSettings jwt) {
+    JwtSettings jwt, Management management) {
+
+  /**
+   * @param host             the management listener's interface (default 0.0.0.0; 127.0.0.1 for
+   *                         an open gateway, as its API's)
+   * @param port             a second listener for /health/* and /metrics only, without credentials,
+   *                         so that probes and scrapes never queue behind traffic (null: none)
+   * @param consumerGaugesMs how often the per-consumer figures of /metrics are read from Redis while
+   *                         /metrics is read (100 .. 600000, default 30000)
+   */
+  public record Management(String host, Integer port, long consumerGaugesMs) {}
 
   /**
    * @param host          the interface to listen on once API keys are configured (default 0.0.0.0;
@@ -274,10 +285,17 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
     auth.members("keys").keySet().forEach(name -> apiKeys.add(ApiKey.read(name, keySection.section(name))));
     JwtSettings jwt = auth.has("jwt") ? JwtSettings.read(auth.section("jwt")) : null;
     auth.finish();
+    SettingsReader managementSection = root.section("management");
+    Long managementPort = managementSection.optionalInteger("port", 0, 65535);
+    Management management = new Management(managementSection.text("host", "0.0.0.0"),
+        managementPort == null ? null : managementPort.intValue(),
+        managementSection.integer("consumerGaugesMs", 30_000, 100, 600_000));
+    managementSection.finish();
     root.finish();
     root.failIfErrors();
     return new HeraldConfig(httpConfig, new RedisConfig(target, poolSize, timeoutMs,
         new ReplicaWait(waitReplicas, waitTimeoutMs), embeddedConfig),
-        schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), quotas, publishing, List.copyOf(apiKeys), jwt);
+        schedulerConfig, Map.copyOf(consumers), Map.copyOf(topics), quotas, publishing, List.copyOf(apiKeys), jwt,
+        management);
   }
 }

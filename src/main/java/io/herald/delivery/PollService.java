@@ -6,6 +6,8 @@ import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
 import io.herald.lifecycle.Drain;
+import io.herald.metrics.HeraldMetrics;
+import io.herald.publish.EventIds;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
@@ -55,6 +57,7 @@ public final class PollService {
   /** This node's id, as its wake-up channel and the events' history name it. */
   private final String node;
   private final Drain drain;
+  private final HeraldMetrics metrics;
 
   /**
    * @param ledger       gives room under maxUnackedTotal, when one is configured
@@ -62,10 +65,12 @@ public final class PollService {
    * @param salts        where the consumers' salts the poll script tells are kept, for ackIds
    * @param waiterPrefix "node/instance": the wake-up address of this instance's polls
    * @param drain        refuses new polls once the node drains, and waits for those under way
+   * @param metrics      counts deliveries, redeliveries and their lag
    */
   public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, SpoolLedger ledger, HoldSettler settler,
-      ConsumerSalts salts, String waiterPrefix, Drain drain) {
+      ConsumerSalts salts, String waiterPrefix, Drain drain, HeraldMetrics metrics) {
     this.drain = drain;
+    this.metrics = metrics;
     this.salts = salts;
     this.vertx = vertx;
     this.store = store;
@@ -107,7 +112,7 @@ public final class PollService {
   public Poll poll(ConsumerSettings consumer, int maxEvents, long waitMs, boolean counted, String via) {
     boolean refused = drain.draining();
     Poll poll = new Poll(consumer, Math.min(maxEvents, consumer.maxPollRecords()),
-        System.nanoTime() + waitMs * 1_000_000, waitMs > 0 && !refused, counted, node + " " + via);
+        System.nanoTime() + waitMs * 1_000_000, waitMs > 0 && !refused, counted, via);
     if (refused) {
       poll.finish(Future.failedFuture(Drain.refusal()));
       return poll;
@@ -131,14 +136,16 @@ public final class PollService {
     private final Promise<Batch> answer = Promise.promise();
     /** Only long polls wait for wake-ups. */
     private final Waiters.Waiter waiter;
-    /** "node via", noted with each hand-out in the event's history. */
+    /** "http" or "ws"; and "node via", noted with each hand-out in the event's history. */
+    private final String via;
     private final String recipient;
     /** Whether the next attempt counts against the rate limit: only a counted poll's first. */
     private boolean countNext;
     private long timer = -1;
 
-    Poll(ConsumerSettings consumer, int max, long giveUpAt, boolean waits, boolean counted, String recipient) {
-      this.recipient = recipient;
+    Poll(ConsumerSettings consumer, int max, long giveUpAt, boolean waits, boolean counted, String via) {
+      this.via = via;
+      this.recipient = node + " " + via;
       this.consumer = consumer;
       this.max = max;
       this.giveUpAt = giveUpAt;
@@ -227,6 +234,7 @@ public final class PollService {
                     "Deliveries of a poll whose client went away wait for their deadline: " + failure.getMessage()));
               } else {
                 finish(Future.succeededFuture(batch));
+                measure(reply, handed);
               }
             } else if (reply.get(2).toInteger() == 2) {
               // held back by maxUnackedTotal: the ledger tells of room once, and that may come
@@ -242,6 +250,24 @@ public final class PollService {
               settler.settle(List.of(holdId), figures(done));
             }
           });
+    }
+
+    /** Counts a batch handed out: its redeliveries, and of first deliveries the time since their publish. */
+    private void measure(Response reply, int handed) {
+      if (handed == 0) {
+        return;
+      }
+      long now = reply.get(1).toLong();
+      int again = 0;
+      for (int i = 0; i < handed; i++) {
+        int at = FIRST_EVENT + i * 4;
+        if (reply.get(at + 2).toLong() == 1) {
+          metrics.firstHandOut(now - EventIds.publishedAt(reply.get(at).toString()));
+        } else {
+          again++;
+        }
+      }
+      metrics.delivered(via, handed, again);
     }
 
     /** The consumer's figures at the end of a poll's answer; none when the poll did not run. */

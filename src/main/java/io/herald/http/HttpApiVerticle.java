@@ -14,6 +14,8 @@ import io.herald.delivery.PollRoutes;
 import io.herald.delivery.PollService;
 import io.herald.history.EventHistory;
 import io.herald.lifecycle.Drain;
+import io.herald.metrics.HeraldMetrics;
+import io.herald.metrics.OperationsRoutes;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
 import io.herald.publish.PublishRoutes;
@@ -55,12 +57,14 @@ public final class HttpApiVerticle extends VerticleBase {
   private final int port;
   private final HeraldConfig.Http http;
   private final Authentication authentication;
+  private final HeraldMetrics metrics;
   private HttpServer server;
 
   /** {@code host} and {@code port}: what it listens on. */
   public HttpApiVerticle(ApiServices services, ConsumerDirectory directory, TopicDirectory topics, SpoolLedger ledger,
-      String host, int port, HeraldConfig.Http http, Authenticator authenticator) {
+      String host, int port, HeraldConfig.Http http, Authenticator authenticator, HeraldMetrics metrics) {
     this.services = services;
+    this.metrics = metrics;
     this.directory = directory;
     this.topics = topics;
     this.ledger = ledger;
@@ -83,8 +87,8 @@ public final class HttpApiVerticle extends VerticleBase {
     });
 
     Router router = Router.router(vertx);
-    router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "UP")));
-    router.get("/health/ready").handler(this::ready);
+    OperationsRoutes operations = new OperationsRoutes(store, services.drain(), metrics);
+    operations.mountHealth(router);
     // before the body handler: an upgrade request's connection becomes the socket. Credentials, the
     // consumer and its rate limit are checked first, so a refused upgrade is an HTTP answer in the
     // handshake; the request stays paused meanwhile, as an upgrade needs it unread.
@@ -114,6 +118,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.route().handler(BodyHandler.create(false).setBodyLimit(http.maxBodyBytes()));
     // after the body handler, which must see the request's first bytes
     router.route().handler(authentication);
+    operations.mountMetrics(router, Authentication::requireAdmin);
     router.route("/v1/admin/*").handler(Authentication::requireAdmin);
     router.routeWithRegex("/v1/consumers/(?<consumer>[^/]+)/.+").handler(Authentication::requireConsume);
     new PublishRoutes(services.publisher()).mount(router);
@@ -190,19 +195,5 @@ public final class HttpApiVerticle extends VerticleBase {
     } else {
       ctx.next();
     }
-  }
-
-  private void ready(RoutingContext ctx) {
-    if (services.drain().draining()) {
-      Responses.error(ctx, Drain.refusal());
-      return;
-    }
-    services.store().ping().onComplete(done -> {
-      if (done.succeeded()) {
-        Responses.json(ctx, 200, new JsonObject().put("status", "UP"));
-      } else {
-        Responses.error(ctx, new ApiException(ErrorCode.STORE_UNAVAILABLE, "Redis does not answer"));
-      }
-    });
   }
 }

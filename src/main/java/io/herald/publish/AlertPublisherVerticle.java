@@ -3,6 +3,7 @@ package io.herald.publish;
 import io.herald.Addresses;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.lifecycle.Drain;
+import io.herald.metrics.HeraldMetrics;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
@@ -30,12 +31,15 @@ public final class AlertPublisherVerticle extends VerticleBase {
   private final TopicDirectory topics;
   private final SpoolLedger ledger;
   private final RedisClock clock;
+  /** The publisher's meters (its system publishes are not counted as clients' ones). */
+  private final HeraldMetrics metrics;
   private RedisStore store;
   private MessageConsumer<JsonObject> alerts;
 
   public AlertPublisherVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
-      SpoolLedger ledger, RedisClock clock) {
+      SpoolLedger ledger, RedisClock clock, HeraldMetrics metrics) {
     this.stores = stores;
+    this.metrics = metrics;
     this.clock = clock;
     this.directory = directory;
     this.topics = topics;
@@ -48,7 +52,7 @@ public final class AlertPublisherVerticle extends VerticleBase {
     // alerts are small: the gateway's event size limit never refuses them
     PublishService publisher = new PublishService(vertx, store, directory, topics, ledger,
         new HoldSettler(vertx, store, ledger), Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS, clock,
-        new Drain()); // alerts are the gateway's own publishes: never refused, never waited for
+        new Drain(), metrics); // alerts are the gateway's own publishes: never refused, never waited for
     alerts = vertx.eventBus().localConsumer(Addresses.ALERTS, message -> {
       JsonObject alert = message.body();
       publisher.publishSystem(alert.getString("topic"), alert.getJsonObject("payload"))

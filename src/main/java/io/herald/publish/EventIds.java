@@ -14,7 +14,7 @@ import java.util.function.Function;
  * order to within the makers' reading of Redis' clock ({@link RedisClock}). No key that every
  * publish touches, so publishing spreads over a Redis Cluster's shards. Used on one event loop.
  */
-final class EventIds {
+public final class EventIds {
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final int COUNT_BITS = 24;
   private static final long COUNT_LIMIT = 1L << COUNT_BITS;
@@ -31,6 +31,11 @@ final class EventIds {
   /** With {@code clock} telling Redis' time (a test's clock). */
   EventIds(Function<RedisStore, Future<Long>> clock) {
     this.clock = clock;
+  }
+
+  /** The publish time an eventId tells: ms since the epoch by Redis' clock. */
+  public static long publishedAt(String eventId) {
+    return Long.parseLong(eventId, 0, 12, 16);
   }
 
   /**

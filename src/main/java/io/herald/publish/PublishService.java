@@ -6,6 +6,7 @@ import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
 import io.herald.protocol.TopicName;
 import io.herald.lifecycle.Drain;
+import io.herald.metrics.HeraldMetrics;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
@@ -20,6 +21,7 @@ import io.herald.topic.TopicSettings;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
@@ -63,6 +65,7 @@ public final class PublishService {
   private final long idempotencyWindowMs;
   private final HoldSettler settler;
   private final Drain drain;
+  private final HeraldMetrics metrics;
   private final EventIds eventIds;
   private List<PendingPublish> gathering = new ArrayList<>();
   private int gatheredEvents;
@@ -72,11 +75,13 @@ public final class PublishService {
    * @param settler             gives the ledger holds of publish rounds back
    * @param idempotencyWindowMs how long a topic remembers an idempotencyKey
    * @param drain               refuses clients' publishes once the node drains, and waits for them
+   * @param metrics             counts publishes by outcome and times them
    */
   public PublishService(Vertx vertx, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
       SpoolLedger ledger, HoldSettler settler, long maxEventBytes, DueTimes dueTimes, long idempotencyWindowMs,
-      RedisClock clock, Drain drain) {
+      RedisClock clock, Drain drain, HeraldMetrics metrics) {
     this.vertx = vertx;
+    this.metrics = metrics;
     this.drain = drain;
     this.eventIds = new EventIds(clock);
     this.store = store;
@@ -92,14 +97,59 @@ public final class PublishService {
 
   /** Publishes a request body to {@code topic}; the result is the protocol's {@code results} body. */
   public Future<JsonObject> publish(String topic, Buffer body) {
-    checkTopic(topic);
-    return admitted(() -> publish(topic, EventParser.parse(body), true));
+    return measured(() -> {
+      checkTopic(topic);
+      return admitted(() -> publish(topic, EventParser.parse(body), true));
+    });
   }
 
   /** Publishes parsed events (e.g. of a WebSocket frame) to {@code topic}. */
   public Future<JsonObject> publish(String topic, PublishRequest request) {
-    checkTopic(topic);
-    return admitted(() -> publish(topic, request.events(), true));
+    return measured(() -> {
+      checkTopic(topic);
+      return admitted(() -> publish(topic, request.events(), true));
+    });
+  }
+
+  /**
+   * A client's publish, counted by outcome: each event confirmed or refused with its code, or the
+   * request once with the code it was refused with as a whole; answered ones are timed.
+   */
+  private Future<JsonObject> measured(Supplier<Future<JsonObject>> publish) {
+    long start = System.nanoTime();
+    Future<JsonObject> answer;
+    try {
+      answer = publish.get();
+    } catch (RuntimeException e) {
+      metrics.published(ApiException.from(e, false).code().name(), 1);
+      throw e;
+    }
+    return answer.onComplete(done -> {
+      if (done.failed()) {
+        metrics.published(ApiException.from(done.cause(), false).code().name(), 1);
+        return;
+      }
+      metrics.confirmed(System.nanoTime() - start);
+      JsonArray results = done.result().getJsonArray("results");
+      int confirmed = 0;
+      int duplicates = 0;
+      for (int i = 0; i < results.size(); i++) {
+        JsonObject result = results.getJsonObject(i);
+        if (!"CONFIRMED".equals(result.getString("status"))) {
+          metrics.published(result.getString("code", result.getString("status")), 1);
+        } else if (result.getBoolean("duplicate", false)) {
+          duplicates++;
+        } else {
+          confirmed++;
+        }
+      }
+      if (confirmed > 0) {
+        metrics.published("confirmed", confirmed);
+      }
+      if (duplicates > 0) {
+        metrics.published("duplicate", duplicates);
+      }
+    });
   }
 
   /** A client's publish: refused once the node drains, else counted until answered (the drain waits for it). */

@@ -2,6 +2,7 @@ package io.herald.redelivery;
 
 import io.herald.Addresses;
 import io.herald.consumer.ConsumerDirectory;
+import io.herald.metrics.HeraldMetrics;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
@@ -35,12 +36,15 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   /** The longest a shard goes unread. */
   static final long IDLE_TICK_MS = 1000;
   private static final long NONE = Long.MAX_VALUE;
+  /** Consumers a sweep steps at once. */
+  private static final int SWEEP_GROUP = 500;
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
   private final long tickMs;
   private final int batchSize;
   private final long sweepMs;
+  private final HeraldMetrics metrics;
   private RedisStore store;
   private DueIndex index;
   private boolean stopped;
@@ -48,6 +52,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private boolean[] failing;
   private int failingShards;
   private long sweepTimer;
+  private boolean sweeping;
   /** Per shard: the timer of its next tick (-1 while a tick runs), and the Redis time it is set for. */
   private long[] timers;
   private long[] plannedAt;
@@ -60,7 +65,8 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private long[] tickedAt;
 
   public RedeliverySchedulerVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory,
-      long tickMs, int batchSize, long sweepMs) {
+      long tickMs, int batchSize, long sweepMs, HeraldMetrics metrics) {
+    this.metrics = metrics;
     this.stores = stores;
     this.directory = directory;
     this.tickMs = tickMs;
@@ -170,8 +176,12 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
       redisNow[shard] = due.get(0).toLong();
       redisNowReadAt[shard] = System.nanoTime();
       long after = due.get(1).toLong();
+      long earliest = due.get(2).toLong();
+      if (earliest >= 0) {
+        metrics.schedulerLate(redisNow[shard] - earliest);
+      }
       List<String> consumers = new ArrayList<>();
-      for (int i = 2; i < due.size(); i++) {
+      for (int i = 3; i < due.size(); i++) {
         consumers.add(due.get(i).toString());
       }
       // a step that failed is tried again after tickMs, as the tick of a shard that failed
@@ -213,14 +223,30 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
         .map(Response::toLong);
   }
 
-  /** Files every known consumer's due time again: a safety net, at a slow pace. */
+  /**
+   * Files every known consumer's due time again: a safety net, at a slow pace, {@value #SWEEP_GROUP}
+   * consumers at a time (all at once, 10,000 consumers' calls would overflow the connection's queue).
+   */
   private void sweep() {
-    for (String consumer : directory.all().keySet()) {
-      step(consumer)
-          .compose(next -> next < 0 ? Future.succeededFuture()
-              : store.eval(Script.DUE_LOWER, index.keysOf(consumer), List.of(consumer, next))
-                  .onSuccess(filed -> filed(index.shardOf(consumer), next)))
-          .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG, "Sweep of " + consumer + " failed: " + failure));
+    if (sweeping) {
+      return;
     }
+    sweeping = true;
+    List<String> consumers = new ArrayList<>(directory.all().keySet());
+    Future<Void> chain = Future.succeededFuture();
+    for (int from = 0; from < consumers.size(); from += SWEEP_GROUP) {
+      List<String> group = consumers.subList(from, Math.min(consumers.size(), from + SWEEP_GROUP));
+      chain = chain.compose(ok -> stopped ? Future.succeededFuture()
+          : Future.join(group.stream().map(this::sweep).toList()).<Void>mapEmpty().otherwiseEmpty());
+    }
+    chain.onComplete(done -> sweeping = false);
+  }
+
+  private Future<Void> sweep(String consumer) {
+    return step(consumer)
+        .compose(next -> next < 0 ? Future.<Void>succeededFuture()
+            : store.eval(Script.DUE_LOWER, index.keysOf(consumer), List.of(consumer, next))
+                .onSuccess(filed -> filed(index.shardOf(consumer), next)).<Void>mapEmpty())
+        .onFailure(failure -> LOG.log(System.Logger.Level.DEBUG, "Sweep of " + consumer + " failed: " + failure));
   }
 }

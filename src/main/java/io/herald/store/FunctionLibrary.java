@@ -22,14 +22,15 @@ final class FunctionLibrary {
 
   FunctionLibrary(String shared, List<Script> scripts) {
     StringBuilder content = new StringBuilder(shared);
-    scripts.forEach(script -> content.append('\n').append(script.name()).append('\n').append(script.own()));
+    // flags too: a library whose functions' flags changed is another library
+    scripts.forEach(script -> content.append('\n').append(script.name()).append(' ').append(script.writes().flags)
+        .append('\n').append(script.own()));
     this.name = "herald_" + sha1(content.toString()).substring(0, 12);
     StringBuilder code = new StringBuilder("#!lua name=").append(name).append('\n').append(shared).append('\n');
     for (Script script : scripts) {
       functions.put(script, name + "_" + script.name());
-      String flag = script.writes().flag;
       code.append("redis.register_function{function_name = '").append(functionOf(script))
-          .append("', flags = {").append(flag == null ? "" : "'" + flag + "'").append("}, callback = function(keys, args)\n")
+          .append("', flags = {").append(script.writes().flags).append("}, callback = function(keys, args)\n")
           .append("begin_call(keys, args)\n").append(script.own()).append("\nend}\n");
     }
     this.code = code.toString();

@@ -1,5 +1,6 @@
 package io.herald.store;
 
+import io.herald.metrics.HeraldMetrics;
 import io.herald.vertx.VertxInternals;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -55,6 +56,8 @@ public final class RedisStore {
   private volatile boolean closed;
   private final long refreshTimer;
   private Consumer<String> spoolWatcher = consumer -> {};
+  /** Times script calls, when set. */
+  private HeraldMetrics metrics;
   /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
   private volatile boolean noFunctions;
   private final ReplicaWait replicaWait;
@@ -110,6 +113,12 @@ public final class RedisStore {
    */
   public RedisStore watchingSpool(Consumer<String> watcher) {
     this.spoolWatcher = watcher;
+    return this;
+  }
+
+  /** Times every script call in {@code metrics} (by script). */
+  public RedisStore measuring(HeraldMetrics metrics) {
+    this.metrics = metrics;
     return this;
   }
 
@@ -262,11 +271,42 @@ public final class RedisStore {
    * Redis) it is loaded there, or sent in full.
    */
   public Future<Response> eval(Script script, List<String> keys, List<?> args) {
+    long start = System.nanoTime();
     Future<Response> call = routed(Keys.bytes(keys.get(0)), (server, asking) -> evalOn(server, asking, script, keys, args));
     if (script.changesSpool()) {
       call.onComplete(done -> spoolWatcher.accept(Keys.consumerOf(keys.get(0))));
     }
+    if (metrics != null) {
+      call.onComplete(done -> metrics.scriptCall(script.name(), System.nanoTime() - start));
+    }
     return call;
+  }
+
+  /**
+   * Runs a script that reads the keys of many consumers, given in {@code args}, on the server of
+   * {@code key}'s slot: all those keys must be there (see {@link #serverOf}).
+   */
+  public Future<Response> evalReadingMany(Script script, String key, List<?> args) {
+    long start = System.nanoTime();
+    Future<Response> call = routed(Keys.bytes(key), (server, asking) -> evalOn(server, asking, script, List.of(), args));
+    if (metrics != null) {
+      call.onComplete(done -> metrics.scriptCall(script.name(), System.nanoTime() - start));
+    }
+    return call;
+  }
+
+  /** Reads a cluster's slot table again (nothing on one server), so that {@link #serverOf} is up to date. */
+  public Future<Void> readSlots() {
+    return single != null ? Future.succeededFuture() : refreshSlots();
+  }
+
+  /** Which server holds {@code key} as far as this store knows: on one server (or Sentinel's primary), "". */
+  public String serverOf(String key) {
+    if (single != null) {
+      return "";
+    }
+    String primary = slots.primaryOf(HashSlots.of(Keys.bytes(key)));
+    return primary == null ? "" : primary;
   }
 
   private Future<Response> evalOn(Server server, boolean asking, Script script, List<String> keys, List<?> args) {

@@ -47,6 +47,8 @@ public final class Script {
   public static final Script CONSUMER_PUT = perConsumer("consumer_put", false, Writes.GROWS, CONFIRMED);
   public static final Script CONSUMER_DELETE = perConsumer("consumer_delete", true, Writes.FREES, CONFIRMED);
   public static final Script BACKLOG_UPGRADE = perConsumer("backlog_upgrade", false, Writes.GROWS, UNCONFIRMED);
+  /** Reads many consumers' keys in one call (see RedisStore#evalReadingMany), no KEYS of its own. */
+  public static final Script CONSUMER_GAUGES = perConsumer("consumer_gauges", false, Writes.READS_MANY, UNCONFIRMED);
   public static final Script DUE_LOWER = standalone("due_lower");
   public static final Script DUE_UPDATE = standalone("due_update");
   public static final Script DUE_LIST = standalone("due_list");
@@ -66,16 +68,17 @@ public final class Script {
    * What a per-consumer script writes, which gives its function its flags: Redis refuses a
    * function that may write whenever it refuses writes (out of memory, a failed save, too few
    * replicas), so those that settle, take back or only bound what is held may run then, as EVAL
-   * scripts could, and those that only read say so.
+   * scripts could, and those that only read say so. One that reads many consumers' keys, of
+   * several slots of its server, says that too.
    */
   enum Writes {
-    READS("no-writes"), FREES("allow-oom"), GROWS(null);
+    READS("'no-writes'"), READS_MANY("'no-writes', 'allow-cross-slot-keys'"), FREES("'allow-oom'"), GROWS("");
 
-    /** The function flag, or null for none. */
-    final String flag;
+    /** The function's flags, as the Lua list's items. */
+    final String flags;
 
-    Writes(String flag) {
-      this.flag = flag;
+    Writes(String flags) {
+      this.flags = flags;
     }
   }
 

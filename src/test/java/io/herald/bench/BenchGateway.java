@@ -47,10 +47,14 @@ final class BenchGateway implements AutoCloseable {
   }
 
   static BenchGateway start() throws IOException {
+    return start(System.getenv().getOrDefault("HERALD_BENCH_CONFIG", "{}"));
+  }
+
+  /** As {@link #start()}, with {@code config} as its herald.json. */
+  static BenchGateway start(String config) throws IOException {
     Path dir = Files.createTempDirectory("herald-bench-");
     RedisProcess redis = RedisProcess.start(redisServer(), dir.resolve("redis"), 0, "everysec");
-    return launch(dir, System.getenv().getOrDefault("HERALD_BENCH_CONFIG", "{}"), redis, redis.url(),
-        List.of(redis.handle()), Map.of("HERALD_REDIS_URL", redis.url()));
+    return launch(dir, config, redis, redis.url(), List.of(redis.handle()), Map.of("HERALD_REDIS_URL", redis.url()));
   }
 
   /**

@@ -75,6 +75,12 @@ public abstract class GatewayTest {
     return redis != null ? TestNode.start(redis, nodeTree) : TestNode.start(nodeTree);
   }
 
+  /** As {@link #startNode()}, with {@code settings} merged into its herald.json. */
+  protected static TestNode startNode(JsonObject settings) {
+    JsonObject tree = nodeTree.copy().mergeIn(settings, true);
+    return redis != null ? TestNode.start(redis, tree) : TestNode.start(tree);
+  }
+
   protected static Http http() {
     return nodeA.http();
   }

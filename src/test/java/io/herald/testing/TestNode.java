@@ -3,8 +3,10 @@ package io.herald.testing;
 import io.herald.HeraldNode;
 import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
+import io.herald.metrics.HeraldMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -54,13 +56,14 @@ public final class TestNode implements AutoCloseable {
     }
     tree.put("redis", redisTree);
     tree.put("scheduler", tree.getJsonObject("scheduler", new JsonObject()).copy().put("tickMs", 10));
-    Vertx vertx = Vertx.vertx();
+    HeraldMetrics metrics = new HeraldMetrics();
+    Vertx vertx = metrics.vertx(new VertxOptions());
     List<Throwable> uncaught = new CopyOnWriteArrayList<>();
     vertx.exceptionHandler(uncaught::add);
     try {
       HeraldConfig parsed = HeraldConfig.from(tree);
-      HeraldNode node = (authenticator == null ? HeraldNode.start(vertx, parsed, parsed.redis().target())
-          : HeraldNode.start(vertx, parsed, parsed.redis().target(), authenticator)).await();
+      HeraldNode node = (authenticator == null ? HeraldNode.start(vertx, parsed, parsed.redis().target(), metrics)
+          : HeraldNode.start(vertx, parsed, parsed.redis().target(), authenticator, metrics)).await();
       return new TestNode(vertx, node, uncaught);
     } catch (RuntimeException e) {
       vertx.close().await();
@@ -79,6 +82,11 @@ public final class TestNode implements AutoCloseable {
 
   public int port() {
     return node.httpPort();
+  }
+
+  /** The management listener's port (management.port), or -1. */
+  public int managementPort() {
+    return node.managementPort();
   }
 
   /** A socket of {@code consumer} on this node. */

@@ -1,0 +1,220 @@
+package io.herald.metrics;
+
+import io.herald.consumer.ConsumerDirectory;
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.herald.store.Script;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.redis.client.Response;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Reads every consumer's figures for /metrics from Redis, in one pass per interval while /metrics
+ * is read: a script call reads {@value #CONSUMERS_PER_CALL} consumers on their server, one call at a
+ * time, so a pass holds Redis for a bounded slice at once and the scrape rate does not matter. A
+ * call that failed (a slot moving, a slot table out of date) is made again per consumer, with its
+ * keys declared so that the store follows the cluster's redirections; a consumer whose figures could
+ * not be read keeps its last ones until the next pass.
+ *
+ * <p>Dead letters by reason and throttle blocks are Redis' totals per consumer; the counters add
+ * what each pass finds they grew by since the last (a consumer seen for the first time sets its
+ * baseline), so they only grow, whatever consumers come and go.
+ */
+public final class ConsumerGauges extends VerticleBase {
+  private static final System.Logger LOG = System.getLogger(ConsumerGauges.class.getName());
+  /** Consumers per script call: about 1 ms of Redis at a time (some 50 µs a consumer). */
+  static final int CONSUMERS_PER_CALL = 20;
+  /** How often the timer looks whether a pass is due. */
+  private static final long LOOK_MS = 1000;
+  /** Figures per consumer in the script's answer (consumer_gauges.lua); the first 4 are gauges. */
+  private static final int FIGURES = 9;
+  private static final String[] DEAD_LETTER_REASONS = {"MAX_DELIVERIES", "TTL_EXPIRED", "RETENTION", "REJECTED"};
+
+  /** A consumer's figures as read, and Redis' time of the read: replaced whole, never changed. */
+  private record Read(long[] figures, long at) {}
+
+  /** Where a consumer's gauges read: the latest {@link Read}, published to scraping threads. */
+  private static final class Latest {
+    private volatile Read read;
+  }
+
+  /** A per-consumer gauge: its name, description, and what it shows of a read. */
+  private record Shown(String name, String description, ToDoubleFunction<Read> value) {}
+
+  private static final List<Shown> SHOWN = List.of(
+      new Shown("herald_consumer_backlog", "Events spooled and not handed out yet", read -> read.figures()[0]),
+      new Shown("herald_consumer_unacked", "Events handed out and not acked (pending or stale)",
+          read -> read.figures()[1]),
+      new Shown("herald_consumer_dead_letters", "Events in the dead-letter queue", read -> read.figures()[2]),
+      new Shown("herald_consumer_oldest_unacked_age_seconds",
+          "Since the first hand-out of the oldest unacked event (0: none)", read -> {
+            long firstHandOut = read.figures()[3];
+            return firstHandOut < 0 ? 0.0 : Math.max(0, read.at() - firstHandOut) / 1000.0;
+          }));
+
+  private final Supplier<RedisStore> stores;
+  private final ConsumerDirectory directory;
+  private final HeraldMetrics metrics;
+  private final long intervalMs;
+  /** Each consumer's latest figures; only this verticle's event loop changes the map. */
+  private final Map<String, Latest> latest = new HashMap<>();
+  private final Map<String, List<Meter>> meters = new HashMap<>();
+  /** Throttle blocks, then dead letters by reason. */
+  private final Counter[] totals = new Counter[1 + DEAD_LETTER_REASONS.length];
+  private RedisStore store;
+  private MeterRegistry registry;
+  private boolean passing;
+  private long lastPass = Long.MIN_VALUE;
+
+  /** @param intervalMs how often the figures are read while /metrics is read */
+  public ConsumerGauges(Supplier<RedisStore> stores, ConsumerDirectory directory, HeraldMetrics metrics, long intervalMs) {
+    this.stores = stores;
+    this.directory = directory;
+    this.metrics = metrics;
+    this.intervalMs = intervalMs;
+  }
+
+  @Override
+  public Future<?> start() {
+    store = stores.get();
+    registry = metrics.registry();
+    totals[0] = Counter.builder("herald_throttle_blocks")
+        .description("Times a consumer went over its poll rate and was blocked, as read from Redis").register(registry);
+    for (int i = 0; i < DEAD_LETTER_REASONS.length; i++) {
+      totals[i + 1] = Counter.builder("herald_dead_letters").tag("reason", DEAD_LETTER_REASONS[i])
+          .description("Events dead-lettered, by reason (REJECTED: to the error queue), as read from Redis")
+          .register(registry);
+    }
+    // a node nobody scrapes reads nothing; one scraped now and then reads once per interval, the
+    // first time within LOOK_MS of its first scrape
+    vertx.setPeriodic(Math.min(LOOK_MS, intervalMs), t -> {
+      boolean due = lastPass == Long.MIN_VALUE || System.nanoTime() - lastPass >= intervalMs * 1_000_000;
+      if (!passing && due && metrics.scrapedWithin(Math.max(3 * intervalMs, 60_000))) {
+        passing = true;
+        lastPass = System.nanoTime();
+        pass().onComplete(done -> passing = false);
+      }
+    });
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    return store.close();
+  }
+
+  /** Reads every consumer's figures, a call at a time. */
+  Future<Void> pass() {
+    // on a cluster, where each consumer's keys are now
+    return store.readSlots().recover(failure -> Future.succeededFuture()).compose(read -> {
+      Future<Void> chain = Future.succeededFuture();
+      for (List<String> consumers : calls(new ArrayList<>(directory.all().keySet()))) {
+        chain = chain.compose(ok -> read(consumers));
+      }
+      return chain;
+    }).onComplete(done -> latest.keySet().stream().filter(c -> !directory.all().containsKey(c)).toList()
+        .forEach(this::forget));
+  }
+
+  /** The consumers in groups of at most CONSUMERS_PER_CALL, each group's keys on one server as the store knows. */
+  private List<List<String>> calls(List<String> consumers) {
+    Map<String, List<String>> byServer = new LinkedHashMap<>();
+    for (String consumer : consumers) {
+      byServer.computeIfAbsent(store.serverOf(Keys.consumer(consumer).get(0)), s -> new ArrayList<>()).add(consumer);
+    }
+    List<List<String>> calls = new ArrayList<>();
+    for (List<String> group : byServer.values()) {
+      for (int from = 0; from < group.size(); from += CONSUMERS_PER_CALL) {
+        calls.add(group.subList(from, Math.min(group.size(), from + CONSUMERS_PER_CALL)));
+      }
+    }
+    return calls;
+  }
+
+  private Future<Void> read(List<String> consumers) {
+    List<Object> args = new ArrayList<>(1 + consumers.size() * 27);
+    args.add(Keys.consumer(consumers.get(0)).size());
+    consumers.forEach(consumer -> args.addAll(Keys.consumer(consumer)));
+    return store.evalReadingMany(Script.CONSUMER_GAUGES, Keys.consumer(consumers.get(0)).get(0), args)
+        .map(reply -> {
+          take(consumers, reply);
+          return (Void) null;
+        })
+        .recover(failure -> {
+          // a key not on the server the call went to: one consumer a call, routed by its keys
+          LOG.log(System.Logger.Level.DEBUG, "Consumer figures for /metrics read one by one: " + failure.getMessage());
+          Future<Void> each = Future.succeededFuture();
+          for (String consumer : consumers) {
+            each = each.compose(ok -> store.eval(Script.CONSUMER_GAUGES, Keys.consumer(consumer), List.of())
+                .map(reply -> {
+                  take(List.of(consumer), reply);
+                  return (Void) null;
+                })
+                // its last figures stand until the next pass
+                .otherwise((Void) null));
+          }
+          return each;
+        });
+  }
+
+  private void take(List<String> consumers, Response reply) {
+    long now = reply.get(0).toLong();
+    for (int c = 0; c < consumers.size(); c++) {
+      String consumer = consumers.get(c);
+      Response row = reply.get(c + 1);
+      if (row.size() == 0) {
+        forget(consumer);
+        continue;
+      }
+      long[] figures = new long[FIGURES];
+      for (int i = 0; i < FIGURES; i++) {
+        figures[i] = row.get(i).toLong();
+      }
+      Read read = new Read(figures, now);
+      Latest shown = latest.get(consumer);
+      if (shown == null) {
+        show(consumer, read);
+        continue;
+      }
+      for (int i = 0; i < totals.length; i++) {
+        long grew = figures[4 + i] - shown.read.figures()[4 + i];
+        if (grew > 0) {
+          totals[i].increment(grew);
+        }
+      }
+      shown.read = read;
+    }
+  }
+
+  /** Registers the gauges of a consumer seen for the first time, reading its latest figures. */
+  private void show(String consumer, Read first) {
+    Latest shown = new Latest();
+    shown.read = first;
+    List<Meter> gauges = new ArrayList<>(SHOWN.size());
+    for (Shown gauge : SHOWN) {
+      gauges.add(Gauge.builder(gauge.name(), shown, s -> gauge.value().applyAsDouble(s.read))
+          .description(gauge.description()).tag("consumer", consumer).strongReference(true).register(registry));
+    }
+    latest.put(consumer, shown);
+    meters.put(consumer, gauges);
+  }
+
+  private void forget(String consumer) {
+    latest.remove(consumer);
+    List<Meter> gauges = meters.remove(consumer);
+    if (gauges != null) {
+      gauges.forEach(registry::remove);
+    }
+  }
+}

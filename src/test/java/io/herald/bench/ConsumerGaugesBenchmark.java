@@ -1,0 +1,122 @@
+package io.herald.bench;
+
+import io.vertx.core.Future;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Redis;
+import io.vertx.redis.client.Request;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntFunction;
+
+/**
+ * Not a test: what /metrics' per-consumer figures cost with many consumers, on the fat jar and a
+ * real Redis.
+ *
+ * <pre>bench/gauges [consumers=10000]</pre>
+ *
+ * Creates the consumers, publishes 2 events to each and hands one of them out (so each has a
+ * backlog, an unacked event and an oldest unacked age; an ack timeout of an hour, so that no
+ * redelivery runs meanwhile), scrapes once so that passes begin, then
+ * measures one pass from Redis' side (its FCALLs: calls, Redis CPU, how long the pass took) and the
+ * scrapes that follow (bytes, time).
+ */
+public final class ConsumerGaugesBenchmark {
+  private static final long INTERVAL_MS = 5000;
+  private static final int IN_FLIGHT = 32;
+
+  public static void main(String[] args) throws Exception {
+    int consumers = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
+    try (BenchGateway gateway = BenchGateway.start("{\"management\":{\"consumerGaugesMs\":" + INTERVAL_MS + "}}")) {
+      BenchClient client = new BenchClient(gateway);
+      long setUp = System.nanoTime();
+      each(client, consumers, i -> client.call(HttpMethod.PUT, "/v1/admin/consumers/g" + i, new JsonObject()
+          .put("topics", new JsonArray().add("gauges/" + i)).put("ackTimeoutMs", 3_600_000).toBuffer()));
+      each(client, consumers, i -> client.call(HttpMethod.POST, "/v1/topics/gauges/" + i + "/events",
+          new JsonObject().put("events", new JsonArray().add(new JsonObject().put("payload", i))
+              .add(new JsonObject().put("payload", -i))).toBuffer()));
+      each(client, consumers, i -> client.call(HttpMethod.POST, "/v1/consumers/g" + i + "/poll",
+          new JsonObject().put("maxEvents", 1).toBuffer()));
+      System.out.printf("%,d consumers, each with 1 event in its backlog and 1 unacked, in %.1f s%n", consumers,
+          (System.nanoTime() - setUp) / 1e9);
+
+      Redis redis = Redis.createClient(client.vertx, gateway.redisUrl());
+      int callsPerPass = (consumers + 19) / 20;
+      // until the node's own calls of the set-up are over (the ledger reads the figures of every
+      // consumer the polls touched): then the pass's calls are the only FCALLs
+      long[] quiet = fcalls(redis);
+      do {
+        Thread.sleep(2000);
+        long[] last = quiet;
+        quiet = fcalls(redis);
+        if (quiet[0] == last[0]) {
+          break;
+        }
+      } while (true);
+      scrape(client);
+      long[] before = fcalls(redis);
+      long startedAt = 0;
+      long[] now = before;
+      double cpuBefore = gateway.redisCpuSeconds();
+      while (now[0] - before[0] < callsPerPass) {
+        Thread.sleep(5);
+        now = fcalls(redis);
+        if (startedAt == 0 && now[0] > before[0]) {
+          startedAt = System.nanoTime();
+        }
+      }
+      double passMs = (System.nanoTime() - startedAt) / 1e6;
+      double cpu = gateway.redisCpuSeconds() - cpuBefore;
+      System.out.printf("one pass: %,d FCALLs (%d expected), Redis %,d µs in them (%.0f µs a call, %.1f µs a consumer),"
+          + " about %.0f ms from its first call to its last; Redis process CPU meanwhile %.2f s%n",
+          now[0] - before[0], callsPerPass, now[1] - before[1], (now[1] - before[1]) / (double) (now[0] - before[0]),
+          (now[1] - before[1]) / (double) consumers, passMs, cpu);
+      System.out.printf("a pass every %d s while scraped: %.2f %% of one Redis core%n", INTERVAL_MS / 1000,
+          (now[1] - before[1]) / 10.0 / INTERVAL_MS);
+      long shownFrom = System.nanoTime();
+      int series = 0;
+      while (series < consumers && System.nanoTime() - shownFrom < 120_000_000_000L) {
+        Thread.sleep(200);
+        series = scrape(client).split("\nherald_consumer_backlog\\{").length - 1;
+      }
+      System.out.printf("all %,d consumers' series shown %.1f s after the pass's last call%n", series,
+          (System.nanoTime() - shownFrom) / 1e9);
+      for (int i = 0; i < 3; i++) {
+        long t = System.nanoTime();
+        String text = scrape(client);
+        System.out.printf("scrape: %,d bytes, %d consumer backlog series, %.0f ms%n", text.length(),
+            text.split("\nherald_consumer_backlog\\{").length - 1, (System.nanoTime() - t) / 1e6);
+      }
+      redis.close();
+    }
+    System.exit(0);
+  }
+
+  /** Runs {@code call} for 0 .. n−1, IN_FLIGHT at a time. */
+  private static void each(BenchClient client, int n, IntFunction<Future<?>> call) {
+    for (int from = 0; from < n; from += IN_FLIGHT) {
+      List<Future<?>> calls = new ArrayList<>();
+      for (int i = from; i < Math.min(n, from + IN_FLIGHT); i++) {
+        int index = i;
+        calls.add(call.apply(index));
+      }
+      Future.all(calls).timeout(60, java.util.concurrent.TimeUnit.SECONDS).await();
+    }
+  }
+
+  private static String scrape(BenchClient client) {
+    return client.http.request(HttpMethod.GET, "/metrics").compose(request -> request.send())
+        .compose(response -> response.body()).await().toString();
+  }
+
+  /** FCALL's {calls, µs} so far (INFO commandstats). */
+  private static long[] fcalls(Redis redis) {
+    String stats = redis.send(Request.cmd(Command.INFO).arg("commandstats")).await().toString();
+    return stats.lines().filter(line -> line.startsWith("cmdstat_fcall:")).findFirst()
+        .map(line -> new long[] {Long.parseLong(line.replaceAll(".*[:,]calls=(\\d+).*", "$1")),
+            Long.parseLong(line.replaceAll(".*usec=(\\d+).*", "$1"))})
+        .orElse(new long[] {0, 0});
+  }
+}
