@@ -193,7 +193,7 @@ public final class HeraldNode {
     Acks acks = new Acks(vertx, config.redis().timeoutMs(), metrics);
     Settlements settlements = new Settlements(store, dueTimes);
     WebSocketGateway sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, settlements, publisher,
-        http.pingIntervalMs(), http.pongTimeoutMs(), (int) http.maxFrameBytes());
+        http.pingIntervalMs(), http.pongTimeoutMs(), (int) http.maxFrameBytes(), drain);
     return new ApiServices(store, publisher, poller, acks, settlements, settler, sockets, waiterPrefix, drain);
   }
 

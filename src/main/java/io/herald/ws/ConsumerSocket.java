@@ -4,6 +4,7 @@ import io.herald.ack.Acks;
 import io.herald.ack.Settlements;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.PollService;
+import io.herald.lifecycle.Drain;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
 import io.herald.protocol.JsonLimits;
@@ -40,13 +41,15 @@ final class ConsumerSocket {
   private final RateLimiter rateLimiter;
   private final Acks acks;
   private final Settlements settlements;
+  private final Drain drain;
   private final PushStream push;
   private final ReadGate gate;
   private long noticeTimer = -1;
 
   ConsumerSocket(Vertx vertx, ServerWebSocket socket, Frames frames, Runnable drop, ConsumerSettings consumer,
-      PollService poller, RateLimiter rateLimiter, Acks acks, Settlements settlements) {
+      PollService poller, RateLimiter rateLimiter, Acks acks, Settlements settlements, Drain drain) {
     this.vertx = vertx;
+    this.drain = drain;
     this.socket = socket;
     this.frames = frames;
     this.drop = drop;
@@ -110,6 +113,8 @@ final class ConsumerSocket {
       return;
     }
     Object requestId = message.getValue("requestId");
+    // a stopping node answers it before it closes the socket (a poll is refused: see PollService)
+    drain.count();
     Future<Buffer> answer;
     try {
       answer = answer(message, requestId);
@@ -118,6 +123,7 @@ final class ConsumerSocket {
     }
     gate.started();
     answer.onComplete(done -> {
+      drain.leave();
       if (done.succeeded()) {
         send(done.result());
       } else {

@@ -6,6 +6,7 @@ import io.herald.auth.Authentication;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.PollService;
 import io.herald.http.Responses;
+import io.herald.lifecycle.Drain;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
 import io.herald.publish.PublishService;
@@ -41,6 +42,8 @@ public final class WebSocketGateway {
   private final long pongTimeoutMs;
   private final RateLimiter rateLimiter;
   private final Settlements settlements;
+  /** A stopping node waits for what its consumer sockets asked (acks, nacks, extends) before closing them. */
+  private final Drain drain;
   private final Frames frames;
   private final Set<ServerWebSocket> sockets = new HashSet<>();
   /** The consumer sockets of this instance, by consumer: a block reaches all of them. */
@@ -48,8 +51,10 @@ public final class WebSocketGateway {
 
   /** @param maxFrameBytes the largest WebSocket frame (the server's): longer messages go in several */
   public WebSocketGateway(Vertx vertx, PollService poller, RateLimiter rateLimiter, Acks acks,
-      Settlements settlements, PublishService publisher, long pingIntervalMs, long pongTimeoutMs, int maxFrameBytes) {
+      Settlements settlements, PublishService publisher, long pingIntervalMs, long pongTimeoutMs, int maxFrameBytes,
+      Drain drain) {
     this.vertx = vertx;
+    this.drain = drain;
     this.frames = new Frames(maxFrameBytes);
     this.poller = poller;
     this.rateLimiter = rateLimiter;
@@ -73,7 +78,7 @@ public final class WebSocketGateway {
       HttpConnection connection = ctx.request().connection();
       upgrade(ctx, socket -> {
         ConsumerSocket opened = new ConsumerSocket(vertx, socket, frames, () -> drop(connection, socket), consumer,
-            poller, rateLimiter, acks, settlements);
+            poller, rateLimiter, acks, settlements, drain);
         Set<ConsumerSocket> ofConsumer = byConsumer.computeIfAbsent(consumer.name(), name -> new HashSet<>());
         ofConsumer.add(opened);
         opened.start();

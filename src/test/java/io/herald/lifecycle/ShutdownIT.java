@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.store.Keys;
 import io.herald.store.RedisProcess;
+import io.herald.store.Script;
+import io.herald.store.ScriptMarkers;
 import io.herald.testing.FreezingProxy;
 import io.herald.testing.Http;
 import io.herald.testing.Http.Reply;
@@ -14,6 +16,7 @@ import io.herald.testing.LoggedErrors;
 import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;
+import io.herald.testing.TestSocket;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -60,7 +63,7 @@ class ShutdownIT {
       await().until(() -> stopping.http().metadata("drained").status() == 200);
 
       // a publish reaches Redis through the stopping node, and its answer is held back on the way
-      proxy.stallOpenConnections();
+      proxy.stallAfter(ScriptMarkers.of(Script.PUBLISH));
       CompletableFuture<Reply> inFlight = CompletableFuture.supplyAsync(() -> stopping.http().publish("farewell", EVENT));
       await().until(() -> other.http().metadata("drained").json().getInteger("backlog") == 1);
 
@@ -86,6 +89,38 @@ class ShutdownIT {
       Reply delivered = other.http().poll("drained", new JsonObject().put("maxEvents", 10));
       assertEquals(List.of(confirmed.results().getJsonObject(0).getString("eventId")), delivered.eventIds());
       assertEquals(200, other.http().publish("farewell", EVENT).status(), "the other node goes on");
+    }
+  }
+
+  @Test
+  @DisplayName("an ack sent over a consumer socket while the node stops is answered before the socket closes with 1001")
+  void socketAckInFlightIsAnswered() throws Exception {
+    try (TestRedis redis = TestRedis.start();
+        FreezingProxy proxy = new FreezingProxy(Integer.parseInt(redis.url().substring(redis.url().lastIndexOf(':') + 1)));
+        TestNode stopping = TestNode.start(redis, new JsonObject().put("redis", new JsonObject()
+            .put("url", proxy.url()).put("timeoutMs", 20_000)));
+        TestNode other = TestNode.start(redis)) {
+      putConsumer(other, "socketed", "parting");
+      await().until(() -> stopping.http().metadata("socketed").status() == 200);
+      assertEquals(200, other.http().publish("parting", EVENT).status());
+      try (TestSocket socket = stopping.consumerSocket("socketed")) {
+        socket.send(new JsonObject().put("op", "poll").put("maxEvents", 1));
+        String ackId = socket.next().getJsonArray("events").getJsonObject(0).getString("ackId");
+
+        // the ack reaches Redis through the stopping node, and its answer is held back on the way
+        proxy.stallAfter(ScriptMarkers.of(Script.ACK));
+        socket.send(new JsonObject().put("op", "ack").put("ackIds", new JsonArray().add(ackId)).put("requestId", "last"));
+        await().until(() -> other.http().metadata("socketed").json().getInteger("unacked") == 0);
+        Future<Void> stopped = stopping.stop();
+        assertEquals("NODE_SHUTTING_DOWN", stopping.http().get("/health/ready").errorCode());
+
+        proxy.unstall();
+        JsonObject answer = socket.next();
+        assertEquals("ackResult", answer.getString("type"), answer.encode());
+        assertEquals("ACKED", answer.getJsonArray("results").getJsonObject(0).getString("status"));
+        assertEquals((short) 1001, socket.awaitClose());
+        stopped.toCompletionStage().toCompletableFuture().get();
+      }
     }
   }
 

@@ -70,6 +70,15 @@ public final class FreezingProxy implements AutoCloseable {
     freezeMarker = marker.getBytes(StandardCharsets.US_ASCII);
   }
 
+  /**
+   * The next connection to send something containing any of {@code markers} (e.g. a script's
+   * function name and SHA) stalls as it does: the target gets it and acts on it, and its answer,
+   * with all that follows, is held until {@link #unstall()}.
+   */
+  public void stallAfter(String... markers) {
+    stallMarkers = java.util.Arrays.stream(markers).map(m -> m.getBytes(StandardCharsets.US_ASCII)).toList();
+  }
+
   /** Reads from the target again after {@link #stallOpenConnections()}. */
   public void unstall() {
     links.forEach(link -> link.stalled = false);
@@ -90,6 +99,8 @@ public final class FreezingProxy implements AutoCloseable {
     }
   }
 
+  private volatile List<byte[]> stallMarkers;
+
   private static void pump(Link link, Socket from, Socket to, boolean fromTarget, Runnable onEnd, FreezingProxy proxy) {
     Thread thread = new Thread(() -> {
       byte[] buffer = new byte[16384];
@@ -101,6 +112,17 @@ public final class FreezingProxy implements AutoCloseable {
           }
           if ((read = in.read(buffer)) < 0) {
             break;
+          }
+          // what a read under way when the stall began brought is held too: it would slip through
+          while (fromTarget && link.stalled && !from.isClosed()) {
+            LockSupport.parkNanos(1_000_000);
+          }
+          List<byte[]> stallOn = proxy.stallMarkers;
+          int length = read;
+          if (!fromTarget && stallOn != null && stallOn.stream().anyMatch(marker -> contains(buffer, length, marker))) {
+            // before it reaches the target: its answer cannot slip through
+            proxy.stallMarkers = null;
+            link.stalled = true;
           }
           if (!link.frozen) {
             out.write(buffer, 0, read);
