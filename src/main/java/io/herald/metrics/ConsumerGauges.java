@@ -23,9 +23,10 @@ import java.util.function.ToDoubleFunction;
  * Reads every consumer's figures for /metrics from Redis, in one pass per interval while /metrics
  * is read: a script call reads {@value #CONSUMERS_PER_CALL} consumers on their server, one call at a
  * time, so a pass holds Redis for a bounded slice at once and the scrape rate does not matter. A
- * call that failed (a slot moving, a slot table out of date) is made again per consumer, with its
- * keys declared so that the store follows the cluster's redirections; a consumer whose figures could
- * not be read keeps its last ones until the next pass.
+ * call that failed for a key not on its server (a slot moving, a slot table out of date) is made
+ * again per consumer, with its keys declared so that the store follows the cluster's redirections;
+ * a call that failed otherwise (Redis slow or away) ends the pass. A consumer whose figures could not
+ * be read keeps its last ones until the next pass.
  *
  * <p>Dead letters by reason and throttle blocks are Redis' totals per consumer; the counters add
  * what each pass finds they grew by since the last (a consumer seen for the first time sets its
@@ -103,7 +104,12 @@ public final class ConsumerGauges extends VerticleBase {
       if (!passing && due && metrics.scrapedWithin(Math.max(3 * intervalMs, 60_000))) {
         passing = true;
         lastPass = System.nanoTime();
-        pass().onComplete(done -> passing = false);
+        pass().onComplete(done -> {
+          passing = false;
+          if (done.failed()) {
+            LOG.log(System.Logger.Level.DEBUG, "Consumer figures for /metrics not read: " + done.cause().getMessage());
+          }
+        });
       }
     });
     return Future.succeededFuture();
@@ -152,6 +158,10 @@ public final class ConsumerGauges extends VerticleBase {
           return (Void) null;
         })
         .recover(failure -> {
+          if (!misrouted(failure)) {
+            // Redis slow or away: this pass ends here, the figures read so far stand
+            return Future.failedFuture(failure);
+          }
           // a key not on the server the call went to: one consumer a call, routed by its keys
           LOG.log(System.Logger.Level.DEBUG, "Consumer figures for /metrics read one by one: " + failure.getMessage());
           Future<Void> each = Future.succeededFuture();
@@ -166,6 +176,16 @@ public final class ConsumerGauges extends VerticleBase {
           }
           return each;
         });
+  }
+
+  /**
+   * Whether a call failed because some of its consumers' keys are not on the server it went to (a
+   * slot moved or moving, a slot table out of date), not because Redis is slow or away.
+   */
+  private static boolean misrouted(Throwable failure) {
+    String message = String.valueOf(failure.getMessage());
+    return message.contains("non local key") || message.contains("CROSSSLOT") || message.contains("MOVED")
+        || message.contains("ASK") || message.contains("TRYAGAIN") || message.contains("CLUSTERDOWN");
   }
 
   private void take(List<String> consumers, Response reply) {
