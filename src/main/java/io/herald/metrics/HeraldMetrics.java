@@ -114,7 +114,7 @@ public final class HeraldMetrics {
    * the same idempotencyKey) or the code each was refused with.
    */
   public void published(String result, int events) {
-    counter(published, result, r -> Counter.builder("herald_publish_events").tag("result", r)
+    meter(published, result, r -> Counter.builder("herald_publish_events").tag("result", r)
         .description("Events published to this node, by outcome: confirmed, duplicate, or the error code").register(registry))
         .increment(events);
   }
@@ -126,7 +126,7 @@ public final class HeraldMetrics {
 
   /** Events handed out over {@code transport} ("http" or "ws"), {@code again} of them redeliveries. */
   public void delivered(String transport, int events, int again) {
-    counter(deliveries, transport, t -> Counter.builder("herald_deliveries").tag("transport", t)
+    meter(deliveries, transport, t -> Counter.builder("herald_deliveries").tag("transport", t)
         .description("Events handed out by this node, by transport").register(registry)).increment(events);
     if (again > 0) {
       redeliveries.increment(again);
@@ -140,18 +140,14 @@ public final class HeraldMetrics {
 
   /** Acks answered with {@code result}: ACKED, EXPIRED, UNKNOWN, ... as the protocol says them. */
   public void acked(String result, int count) {
-    counter(acks, result, r -> Counter.builder("herald_acks").tag("result", r)
+    meter(acks, result, r -> Counter.builder("herald_acks").tag("result", r)
         .description("Acks this node answered, by result").register(registry)).increment(count);
   }
 
   /** A script call that took {@code nanos} as this node saw it. */
   public void scriptCall(String script, long nanos) {
-    Timer timer = scripts.get(script);
-    if (timer == null) {
-      timer = scripts.computeIfAbsent(script, s -> timer("herald_redis_script", "Redis script calls, as this node waits"
-          + " for them", SCRIPT_BUCKETS, Tags.of("script", s)));
-    }
-    timer.record(nanos, TimeUnit.NANOSECONDS);
+    meter(scripts, script, s -> timer("herald_redis_script", "Redis script calls, as this node waits for them",
+        SCRIPT_BUCKETS, Tags.of("script", s))).record(nanos, TimeUnit.NANOSECONDS);
   }
 
   /** The scheduler found consumers' work due, the earliest {@code ms} ago. */
@@ -159,10 +155,12 @@ public final class HeraldMetrics {
     schedulerLateness.record(Math.max(0, ms), TimeUnit.MILLISECONDS);
   }
 
-  private static Counter counter(Map<String, Counter> counters, String label, Function<String, Counter> make) {
-    Counter counter = counters.get(label);
-    return counter != null ? counter : counters.computeIfAbsent(label, make);
+  /** The meter of a label value, made the first time (a plain read after that: it is asked at every event). */
+  private static <M> M meter(Map<String, M> meters, String label, Function<String, M> make) {
+    M meter = meters.get(label);
+    return meter != null ? meter : meters.computeIfAbsent(label, make);
   }
+
 
   private Timer timer(String name, String description, Duration[] buckets, Tags tags) {
     return Timer.builder(name).description(description).tags(tags).serviceLevelObjectives(buckets)

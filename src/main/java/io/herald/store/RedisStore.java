@@ -276,10 +276,7 @@ public final class RedisStore {
     if (script.changesSpool()) {
       call.onComplete(done -> spoolWatcher.accept(Keys.consumerOf(keys.get(0))));
     }
-    if (metrics != null) {
-      call.onComplete(done -> metrics.scriptCall(script.name(), System.nanoTime() - start));
-    }
-    return call;
+    return timed(script, start, call);
   }
 
   /**
@@ -288,7 +285,11 @@ public final class RedisStore {
    */
   public Future<Response> evalReadingMany(Script script, String key, List<?> args) {
     long start = System.nanoTime();
-    Future<Response> call = routed(Keys.bytes(key), (server, asking) -> evalOn(server, asking, script, List.of(), args));
+    return timed(script, start, routed(Keys.bytes(key), (server, asking) -> evalOn(server, asking, script, List.of(), args)));
+  }
+
+  /** {@code call}, timed from {@code start} in the metrics when there are any. */
+  private Future<Response> timed(Script script, long start, Future<Response> call) {
     if (metrics != null) {
       call.onComplete(done -> metrics.scriptCall(script.name(), System.nanoTime() - start));
     }

@@ -1,5 +1,7 @@
 package io.herald.bench;
 
+import static org.awaitility.Awaitility.await;
+
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
@@ -7,6 +9,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Redis;
 import io.vertx.redis.client.Request;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntFunction;
@@ -46,28 +49,24 @@ public final class ConsumerGaugesBenchmark {
       int callsPerPass = (consumers + 19) / 20;
       // until the node's own calls of the set-up are over (the ledger reads the figures of every
       // consumer the polls touched): then the pass's calls are the only FCALLs
-      long[] quiet = fcalls(redis);
-      do {
-        Thread.sleep(2000);
-        long[] last = quiet;
-        quiet = fcalls(redis);
-        if (quiet[0] == last[0]) {
-          break;
-        }
-      } while (true);
+      long[][] seen = {fcalls(redis)};
+      await().pollDelay(Duration.ofSeconds(2)).pollInterval(Duration.ofSeconds(2)).atMost(Duration.ofMinutes(5)).until(() -> {
+        long[] last = seen[0];
+        seen[0] = fcalls(redis);
+        return seen[0][0] == last[0];
+      });
       scrape(client);
       long[] before = fcalls(redis);
-      long startedAt = 0;
-      long[] now = before;
+      long[] startedAt = {0};
       double cpuBefore = gateway.redisCpuSeconds();
-      while (now[0] - before[0] < callsPerPass) {
-        Thread.sleep(5);
-        now = fcalls(redis);
-        if (startedAt == 0 && now[0] > before[0]) {
-          startedAt = System.nanoTime();
+      long[] now = await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofMinutes(5)).until(() -> {
+        long[] read = fcalls(redis);
+        if (startedAt[0] == 0 && read[0] > before[0]) {
+          startedAt[0] = System.nanoTime();
         }
-      }
-      double passMs = (System.nanoTime() - startedAt) / 1e6;
+        return read;
+      }, read -> read[0] - before[0] >= callsPerPass);
+      double passMs = (System.nanoTime() - startedAt[0]) / 1e6;
       double cpu = gateway.redisCpuSeconds() - cpuBefore;
       System.out.printf("one pass: %,d FCALLs (%d expected), Redis %,d µs in them (%.0f µs a call, %.1f µs a consumer),"
           + " about %.0f ms from its first call to its last; Redis process CPU meanwhile %.2f s%n",
@@ -76,11 +75,8 @@ public final class ConsumerGaugesBenchmark {
       System.out.printf("a pass every %d s while scraped: %.2f %% of one Redis core%n", INTERVAL_MS / 1000,
           (now[1] - before[1]) / 10.0 / INTERVAL_MS);
       long shownFrom = System.nanoTime();
-      int series = 0;
-      while (series < consumers && System.nanoTime() - shownFrom < 120_000_000_000L) {
-        Thread.sleep(200);
-        series = scrape(client).split("\nherald_consumer_backlog\\{").length - 1;
-      }
+      int series = await().pollInterval(Duration.ofMillis(200)).atMost(Duration.ofMinutes(2))
+          .until(() -> scrape(client).split("\nherald_consumer_backlog\\{").length - 1, shown -> shown >= consumers);
       System.out.printf("all %,d consumers' series shown %.1f s after the pass's last call%n", series,
           (System.nanoTime() - shownFrom) / 1e9);
       for (int i = 0; i < 3; i++) {

@@ -47,6 +47,15 @@ import org.junit.jupiter.api.Timeout;
 class ShutdownIT {
   private static final JsonObject EVENT = new JsonObject().put("payload", "last words");
 
+  private static FreezingProxy proxyTo(TestRedis redis) {
+    return new FreezingProxy(Integer.parseInt(redis.url().substring(redis.url().lastIndexOf(':') + 1)));
+  }
+
+  /** A node that reaches {@code redis} through {@code proxy}, with a Redis timeout long enough to hold an answer back. */
+  private static TestNode nodeThrough(TestRedis redis, FreezingProxy proxy) {
+    return TestNode.start(redis, new JsonObject().put("redis", new JsonObject().put("url", proxy.url()).put("timeoutMs", 20_000)));
+  }
+
   private static void putConsumer(TestNode node, String name, String topic) {
     assertEquals(201, node.http().putConsumer(name, new JsonObject().put("topics", new JsonArray().add(topic))).status());
   }
@@ -55,9 +64,8 @@ class ShutdownIT {
   @DisplayName("a stopping node fails readiness and refuses new publishes, polls and sockets with 503 NODE_SHUTTING_DOWN, while the publish in flight finishes and is confirmed; the other node delivers it")
   void refusesNewWorkAndFinishesWhatIsInFlight() throws Exception {
     try (TestRedis redis = TestRedis.start();
-        FreezingProxy proxy = new FreezingProxy(Integer.parseInt(redis.url().substring(redis.url().lastIndexOf(':') + 1)));
-        TestNode stopping = TestNode.start(redis, new JsonObject().put("redis", new JsonObject()
-            .put("url", proxy.url()).put("timeoutMs", 20_000)));
+        FreezingProxy proxy = proxyTo(redis);
+        TestNode stopping = nodeThrough(redis, proxy);
         TestNode other = TestNode.start(redis)) {
       putConsumer(other, "drained", "farewell");
       await().until(() -> stopping.http().metadata("drained").status() == 200);
@@ -96,9 +104,8 @@ class ShutdownIT {
   @DisplayName("an ack sent over a consumer socket while the node stops is answered before the socket closes with 1001")
   void socketAckInFlightIsAnswered() throws Exception {
     try (TestRedis redis = TestRedis.start();
-        FreezingProxy proxy = new FreezingProxy(Integer.parseInt(redis.url().substring(redis.url().lastIndexOf(':') + 1)));
-        TestNode stopping = TestNode.start(redis, new JsonObject().put("redis", new JsonObject()
-            .put("url", proxy.url()).put("timeoutMs", 20_000)));
+        FreezingProxy proxy = proxyTo(redis);
+        TestNode stopping = nodeThrough(redis, proxy);
         TestNode other = TestNode.start(redis)) {
       putConsumer(other, "socketed", "parting");
       await().until(() -> stopping.http().metadata("socketed").status() == 200);
