@@ -15,6 +15,8 @@ public final class Addresses {
   public static final String DUE_FILED = "herald.due.filed";
   /** Point-to-point: {"topic", "payload"} of an alert to publish on a $sys topic. */
   public static final String ALERTS = "herald.alerts";
+  /** Published to the node's HTTP verticles: every consumer's figures as JSON, for the consoles' live streams. */
+  public static final String CONSOLE_FIGURES = "herald.console.figures";
 
   private Addresses() {}
 

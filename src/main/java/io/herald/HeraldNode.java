@@ -9,6 +9,7 @@ import io.herald.auth.Authenticator;
 import io.herald.auth.BearerTokens;
 import io.herald.auth.JwtTokens;
 import io.herald.config.HeraldConfig;
+import io.herald.console.ConsoleWatchers;
 import io.herald.consumer.BacklogUpgrade;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerStore;
@@ -141,6 +142,7 @@ public final class HeraldNode {
     RedisClock clock = new RedisClock();
     ConsumerSalts salts = new ConsumerSalts();
     Drain drain = new Drain();
+    ConsoleWatchers watchers = new ConsoleWatchers();
 
     // the configuration's consumers are written again at every start, so their writes need no
     // replica's confirmation: a node starts while a replica is away (its publishes wait for one)
@@ -161,7 +163,7 @@ public final class HeraldNode {
         .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores, salts), 1))
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
             config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs(), metrics), 1))
-        .compose(ok -> deploy(vertx, deployments, new ConsumerGauges(stores, directory, metrics,
+        .compose(ok -> deploy(vertx, deployments, new ConsumerGauges(stores, directory, metrics, watchers,
             config.management().consumerGaugesMs()), 1))
         .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, ledger), 1))
         .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger, clock, metrics), 1))
@@ -171,7 +173,7 @@ public final class HeraldNode {
         .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(
                 apiServices(vertx, config, stores.get(), directory, topics, ledger, clock, salts, drain, metrics,
                     node + "/" + instances.incrementAndGet()),
-                directory, topics, ledger, host, port, config.http(), authenticator, metrics),
+                directory, topics, ledger, host, port, config.http(), authenticator, metrics, watchers),
             new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);

@@ -5,6 +5,7 @@ import io.herald.http.Responses;
 import io.herald.protocol.ApiException;
 import io.herald.quota.SpoolLedger;
 import io.herald.store.RedisStore;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -36,7 +37,12 @@ public final class StatsRoutes {
   }
 
   private void stats(RoutingContext ctx) {
-    Responses.reply(ctx, () -> ApiException.reading(ledger.usage(store)).map(this::describe));
+    Responses.reply(ctx, this::read);
+  }
+
+  /** The body of {@code GET /v1/admin/stats}, also sent on the consoles' live streams. */
+  public Future<JsonObject> read() {
+    return ApiException.reading(ledger.usage(store)).map(this::describe);
   }
 
   /** The sums over the ledger's shards; the first one keeps the alerts' state. */

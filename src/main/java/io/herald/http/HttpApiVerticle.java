@@ -8,6 +8,8 @@ import io.herald.admin.TopicRoutes;
 import io.herald.auth.Authentication;
 import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
+import io.herald.console.ConsoleRoutes;
+import io.herald.console.ConsoleWatchers;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.deadletter.FailedEventRoutes;
 import io.herald.delivery.PollRoutes;
@@ -43,8 +45,8 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The HTTP API: routes publish, poll, ack, consumer metadata, administration, health and the
- * WebSocket upgrades to the services it is given. Several instances share the port; each has its
+ * The HTTP API: routes publish, poll, ack, consumer metadata, administration, health, the console
+ * and the WebSocket upgrades to the services it is given. Several instances share the port; each has its
  * own services ({@link ApiServices}: its Redis connection, its publish rounds, its parked long polls).
  */
 public final class HttpApiVerticle extends VerticleBase {
@@ -58,13 +60,16 @@ public final class HttpApiVerticle extends VerticleBase {
   private final HeraldConfig.Http http;
   private final Authentication authentication;
   private final HeraldMetrics metrics;
+  private final ConsoleWatchers watchers;
   private HttpServer server;
 
   /** {@code host} and {@code port}: what it listens on. */
   public HttpApiVerticle(ApiServices services, ConsumerDirectory directory, TopicDirectory topics, SpoolLedger ledger,
-      String host, int port, HeraldConfig.Http http, Authenticator authenticator, HeraldMetrics metrics) {
+      String host, int port, HeraldConfig.Http http, Authenticator authenticator, HeraldMetrics metrics,
+      ConsoleWatchers watchers) {
     this.services = services;
     this.metrics = metrics;
+    this.watchers = watchers;
     this.directory = directory;
     this.topics = topics;
     this.ledger = ledger;
@@ -89,6 +94,12 @@ public final class HttpApiVerticle extends VerticleBase {
     Router router = Router.router(vertx);
     OperationsRoutes operations = new OperationsRoutes(store, services.drain(), metrics);
     operations.mountHealth(router);
+    StatsRoutes stats = new StatsRoutes(store, ledger);
+    ConsoleRoutes console = new ConsoleRoutes(vertx, watchers, services.drain(), stats::read);
+    console.mountPage(router);
+    // before the count of requests in flight: a live stream lasts until the console closes, or
+    // until the node drains, which ends it
+    console.mountLive(router, this::refusedWhileDraining, authentication, Authentication::requireAdmin);
     // before the body handler: an upgrade request's connection becomes the socket. Credentials, the
     // consumer and its rate limit are checked first, so a refused upgrade is an HTTP answer in the
     // handshake; the request stays paused meanwhile, as an upgrade needs it unread.
@@ -126,7 +137,7 @@ public final class HttpApiVerticle extends VerticleBase {
     new AckRoutes(services.acks(), services.settlements(), directory).mount(router);
     new ConsumerRoutes(store, directory).mount(router);
     new TopicRoutes(topics).mount(router);
-    new StatsRoutes(store, ledger).mount(router);
+    stats.mount(router);
     new FailedEventRoutes(vertx, store, directory, ledger, services.settler()).mount(router);
     new EventHistory(store, directory).mount(router);
     router.route().failureHandler(Responses::failure);

@@ -1,5 +1,7 @@
 package io.herald.metrics;
 
+import io.herald.Addresses;
+import io.herald.console.ConsoleWatchers;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
@@ -10,18 +12,21 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Response;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Reads every consumer's figures for /metrics from Redis, in one pass per interval while /metrics
- * is read: a script call reads {@value #CONSUMERS_PER_CALL} consumers on their server, one call at a
+ * Reads every consumer's figures for /metrics and the console from Redis, in one pass per interval
+ * while /metrics is read, and more often while a console watches: a script call reads {@value #CONSUMERS_PER_CALL} consumers on their server, one call at a
  * time, so a pass holds Redis for a bounded slice at once and the scrape rate does not matter. A
  * call that failed for a key not on its server (a slot moving, a slot table out of date) is made
  * again per consumer, with its keys declared so that the store follows the cluster's redirections;
@@ -31,6 +36,12 @@ import java.util.function.ToDoubleFunction;
  * <p>Dead letters by reason and throttle blocks are Redis' totals per consumer; the counters add
  * what each pass finds they grew by since the last (a consumer seen for the first time sets its
  * baseline), so they only grow, whatever consumers come and go.
+ *
+ * <p>While a console's live stream is open on the node, a pass starts every
+ * {@value #CONSOLE_SHARE} times the last one's duration, at least a second apart (and at least as
+ * often as the interval): with 200 consumers that is every second, with 10,000 (a pass of about
+ * 1.8 s) every 30 s, so a console never holds Redis for more than a small share of its time. Each
+ * such pass publishes every consumer's figures and rates to the node's HTTP verticles.
  */
 public final class ConsumerGauges extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(ConsumerGauges.class.getName());
@@ -38,35 +49,53 @@ public final class ConsumerGauges extends VerticleBase {
   static final int CONSUMERS_PER_CALL = 20;
   /** How often the timer looks whether a pass is due. */
   private static final long LOOK_MS = 1000;
-  /** Figures per consumer in the script's answer (consumer_gauges.lua); the first 4 are gauges. */
-  private static final int FIGURES = 9;
+  /** A console's passes are this many times their duration apart, so they hold Redis for a small share of its time. */
+  private static final int CONSOLE_SHARE = 20;
+  /** Figures per consumer in the script's answer (consumer_gauges.lua), in this order. */
+  private static final int FIGURES = 15;
+  private static final int BACKLOG = 0;
+  private static final int UNACKED = 1;
+  private static final int DEAD_LETTERS = 2;
+  private static final int FIRST_HAND_OUT = 3;
+  /** Throttle blocks, then dead letters by reason: Redis' totals, the counters' sources. */
+  private static final int TOTALS = 4;
+  private static final int STALE = 9;
+  private static final int ERRORS = 10;
+  private static final int PUBLISHED = 11;
+  private static final int DELIVERED = 12;
+  private static final int ACKED = 13;
+  private static final int BLOCKED_UNTIL = 14;
   private static final String[] DEAD_LETTER_REASONS = {"MAX_DELIVERIES", "TTL_EXPIRED", "RETENTION", "REJECTED"};
 
   /** A consumer's figures as read, and Redis' time of the read: replaced whole, never changed. */
   private record Read(long[] figures, long at) {}
 
-  /** Where a consumer's gauges read: the latest {@link Read}, published to scraping threads. */
+  /**
+   * Where a consumer's gauges read: the latest {@link Read}, published to scraping threads, and the
+   * one before it (for the console's rates; only the verticle's event loop reads it).
+   */
   private static final class Latest {
     private volatile Read read;
+    private Read before;
   }
 
   /** A per-consumer gauge: its name, description, and what it shows of a read. */
   private record Shown(String name, String description, ToDoubleFunction<Read> value) {}
 
   private static final List<Shown> SHOWN = List.of(
-      new Shown("herald_consumer_backlog", "Events spooled and not handed out yet", read -> read.figures()[0]),
+      new Shown("herald_consumer_backlog", "Events spooled and not handed out yet", read -> read.figures()[BACKLOG]),
       new Shown("herald_consumer_unacked", "Events handed out and not acked (pending or stale)",
-          read -> read.figures()[1]),
-      new Shown("herald_consumer_dead_letters", "Events in the dead-letter queue", read -> read.figures()[2]),
+          read -> read.figures()[UNACKED]),
+      new Shown("herald_consumer_dead_letters", "Events in the dead-letter queue",
+          read -> read.figures()[DEAD_LETTERS]),
       new Shown("herald_consumer_oldest_unacked_age_seconds",
-          "Since the first hand-out of the oldest unacked event (0: none)", read -> {
-            long firstHandOut = read.figures()[3];
-            return firstHandOut < 0 ? 0.0 : Math.max(0, read.at() - firstHandOut) / 1000.0;
-          }));
+          "Since the first hand-out of the oldest unacked event (0: none)",
+          read -> oldestUnackedAgeMs(read) / 1000.0));
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
   private final HeraldMetrics metrics;
+  private final ConsoleWatchers watchers;
   private final long intervalMs;
   /** Each consumer's latest figures; only this verticle's event loop changes the map. */
   private final Map<String, Latest> latest = new HashMap<>();
@@ -77,12 +106,17 @@ public final class ConsumerGauges extends VerticleBase {
   private MeterRegistry registry;
   private boolean passing;
   private long lastPass = Long.MIN_VALUE;
+  private long lastPassNanos;
+  /** Redis' time of the latest read. */
+  private long lastReadAt;
 
   /** @param intervalMs how often the figures are read while /metrics is read */
-  public ConsumerGauges(Supplier<RedisStore> stores, ConsumerDirectory directory, HeraldMetrics metrics, long intervalMs) {
+  public ConsumerGauges(Supplier<RedisStore> stores, ConsumerDirectory directory, HeraldMetrics metrics,
+      ConsoleWatchers watchers, long intervalMs) {
     this.stores = stores;
     this.directory = directory;
     this.metrics = metrics;
+    this.watchers = watchers;
     this.intervalMs = intervalMs;
   }
 
@@ -100,14 +134,22 @@ public final class ConsumerGauges extends VerticleBase {
     // a node nobody scrapes reads nothing; one scraped now and then reads once per interval, the
     // first time within LOOK_MS of its first scrape
     vertx.setPeriodic(Math.min(LOOK_MS, intervalMs), t -> {
-      boolean due = lastPass == Long.MIN_VALUE || System.nanoTime() - lastPass >= intervalMs * 1_000_000;
-      if (!passing && due && metrics.scrapedWithin(Math.max(3 * intervalMs, 60_000))) {
+      boolean watched = watchers.any();
+      long everyMs = watched
+          ? Math.min(intervalMs, Math.max(LOOK_MS, CONSOLE_SHARE * lastPassNanos / 1_000_000)) : intervalMs;
+      boolean due = lastPass == Long.MIN_VALUE || System.nanoTime() - lastPass >= everyMs * 1_000_000;
+      if (!passing && due && (watched || metrics.scrapedWithin(Math.max(3 * intervalMs, 60_000)))) {
         passing = true;
         lastPass = System.nanoTime();
         pass().onComplete(done -> {
           passing = false;
+          lastPassNanos = System.nanoTime() - lastPass;
           if (done.failed()) {
-            LOG.log(System.Logger.Level.DEBUG, "Consumer figures for /metrics not read: " + done.cause().getMessage());
+            LOG.log(System.Logger.Level.DEBUG, "Consumer figures not read: " + done.cause().getMessage());
+          }
+          if (watchers.any()) {
+            // what could be read, even if the pass ended early: the console says how old it is
+            vertx.eventBus().publish(Addresses.CONSOLE_FIGURES, figures(everyMs));
           }
         });
       }
@@ -190,6 +232,7 @@ public final class ConsumerGauges extends VerticleBase {
 
   private void take(List<String> consumers, Response reply) {
     long now = reply.get(0).toLong();
+    lastReadAt = Math.max(lastReadAt, now);
     for (int c = 0; c < consumers.size(); c++) {
       String consumer = consumers.get(c);
       Response row = reply.get(c + 1);
@@ -208,13 +251,51 @@ public final class ConsumerGauges extends VerticleBase {
         continue;
       }
       for (int i = 0; i < totals.length; i++) {
-        long grew = figures[4 + i] - shown.read.figures()[4 + i];
+        long grew = figures[TOTALS + i] - shown.read.figures()[TOTALS + i];
         if (grew > 0) {
           totals[i].increment(grew);
         }
       }
+      shown.before = shown.read;
       shown.read = read;
     }
+  }
+
+  /**
+   * Every consumer's latest figures as the console shows them, with its publish, delivery and ack
+   * rates (per second, between its last two reads; null until it was read twice).
+   */
+  private String figures(long everyMs) {
+    JsonArray consumers = new JsonArray();
+    new TreeMap<>(latest).forEach((consumer, shown) -> {
+      long[] figures = shown.read.figures();
+      consumers.add(new JsonObject().put("consumer", consumer)
+          .put("backlog", figures[BACKLOG]).put("unacked", figures[UNACKED]).put("stale", figures[STALE])
+          .put("deadLetters", figures[DEAD_LETTERS]).put("errors", figures[ERRORS])
+          .put("oldestUnackedAgeMs", oldestUnackedAgeMs(shown.read))
+          .put("blockedUntil", figures[BLOCKED_UNTIL] > 0 ? figures[BLOCKED_UNTIL] : null)
+          .put("rates", rates(shown.before, shown.read)));
+    });
+    return new JsonObject().put("at", lastReadAt).put("everyMs", everyMs).put("consumers", consumers).encode();
+  }
+
+  private static JsonObject rates(Read before, Read now) {
+    long ms = before == null ? 0 : now.at() - before.at();
+    if (ms <= 0) {
+      return null;
+    }
+    JsonObject rates = new JsonObject();
+    for (int i : new int[] {PUBLISHED, DELIVERED, ACKED}) {
+      // a consumer deleted and made again between two reads starts from 0: no negative rate
+      long grew = Math.max(0, now.figures()[i] - before.figures()[i]);
+      rates.put(i == PUBLISHED ? "published" : i == DELIVERED ? "delivered" : "acked", Math.round(grew * 10_000.0 / ms) / 10.0);
+    }
+    return rates;
+  }
+
+  private static long oldestUnackedAgeMs(Read read) {
+    long firstHandOut = read.figures()[FIRST_HAND_OUT];
+    return firstHandOut < 0 ? 0 : Math.max(0, read.at() - firstHandOut);
   }
 
   /** Registers the gauges of a consumer seen for the first time, reading its latest figures. */
