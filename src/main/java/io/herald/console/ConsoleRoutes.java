@@ -6,14 +6,16 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.StaticHandler;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -21,10 +23,12 @@ import java.util.function.Supplier;
  * they need no credentials), and {@code GET /v1/admin/live}, the server-sent events that keep it
  * live. Everything else the page shows it reads from the admin API with the credentials it is given.
  *
- * <p>A live stream gets an {@code figures} event after each pass of the node's consumer figures
+ * <p>A live stream gets a {@code figures} event after each pass of the node's consumer figures
  * (see {@code ConsumerGauges}): every consumer's counts and rates, and the gateway's spool and
  * unacked alerts. A stream that cannot take an event (its write queue full) misses it, as the next
- * replaces it. A draining node ends its streams, and the page reconnects to another node.
+ * replaces it. A draining node ends its streams, and the page reconnects to another node. A stream
+ * also ends after {@value #STREAM_MS} ms, and the page opens another: its credentials are checked
+ * again, so a token that expired or was revoked stops the console within that time.
  */
 public final class ConsoleRoutes {
   /** Where the page's files are in the jar: a path no working directory is likely to hold. */
@@ -32,6 +36,7 @@ public final class ConsoleRoutes {
   /** A comment line on quiet streams, well inside the connections' idle timeout (30 s at least). */
   private static final long KEEPALIVE_MS = 15_000;
   private static final long LOOK_MS = 1_000;
+  private static final long STREAM_MS = 300_000;
   private static final String SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
       + "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -39,10 +44,16 @@ public final class ConsoleRoutes {
   private final ConsoleWatchers watchers;
   private final Drain drain;
   private final Supplier<Future<JsonObject>> stats;
+
+  /** An open live stream: its request, and when it opened. */
+  private record Stream(HttpServerRequest request, long openedAt) {}
   /** The open streams of this verticle instance; only its event loop touches them. */
-  private final Set<HttpServerResponse> streams = new LinkedHashSet<>();
+  private final Map<HttpServerResponse, Stream> streams = new LinkedHashMap<>();
   /** The latest event, for streams that open between two passes. */
   private String lastEvent;
+  /** Passes' figures in the order they came, so that a slow read of the alerts never sends older figures after newer. */
+  private long figuresCame;
+  private long figuresSent;
   private long quietSince = System.nanoTime();
 
   /** @param stats reads the gateway's spool and unacked figures ({@code GET /v1/admin/stats}) */
@@ -91,11 +102,15 @@ public final class ConsoleRoutes {
 
   private void live(RoutingContext ctx) {
     HttpServerResponse response = ctx.response();
+    if (response.closed()) {
+      // gone while its credentials were checked
+      return;
+    }
     response.setChunked(true).putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream; charset=utf-8")
         .putHeader(HttpHeaders.CACHE_CONTROL, "no-store").putHeader("X-Accel-Buffering", "no");
-    streams.add(response);
+    streams.put(response, new Stream(ctx.request(), System.nanoTime()));
     watchers.opened();
-    response.closeHandler(closed -> forget(response)).exceptionHandler(failed -> forget(response));
+    response.closeHandler(closed -> forget(response)).exceptionHandler(failed -> end(response));
     // the browser's retry delay if the stream drops; then the latest figures, if any yet
     response.write("retry: 2000\n\n");
     if (lastEvent != null) {
@@ -104,8 +119,20 @@ public final class ConsoleRoutes {
   }
 
   private void forget(HttpServerResponse response) {
-    if (streams.remove(response)) {
+    if (streams.remove(response) != null) {
       watchers.closed();
+    }
+  }
+
+  /** Ends a stream; while the node drains, its HTTP/1 connection too, or the page would reconnect on it. */
+  private void end(HttpServerResponse response) {
+    Stream stream = streams.get(response);
+    forget(response);
+    if (!response.closed()) {
+      response.end();
+    }
+    if (stream != null && drain.draining() && stream.request().version() != HttpVersion.HTTP_2) {
+      stream.request().connection().close();
     }
   }
 
@@ -115,30 +142,39 @@ public final class ConsoleRoutes {
       lastEvent = null;
       return;
     }
+    long order = ++figuresCame;
     stats.get().map(JsonObject::encode).otherwise("null").onSuccess(gateway -> {
+      if (order < figuresSent) {
+        // newer figures went out while the alerts of these were read
+        return;
+      }
+      figuresSent = order;
       // {"stats":…, then the pass's fields: one JSON object on one data line
       lastEvent = "event: figures\ndata: {\"stats\":" + gateway + "," + consumers.substring(1) + "\n\n";
-      for (HttpServerResponse response : List.copyOf(streams)) {
-        if (!response.writeQueueFull()) {
-          response.write(lastEvent);
-        }
-      }
-      quietSince = System.nanoTime();
+      write(lastEvent);
     });
+  }
+
+  /** To every stream that can take it: one whose write queue is full misses it (the next replaces it). */
+  private void write(String event) {
+    for (HttpServerResponse response : List.copyOf(streams.keySet())) {
+      if (!response.writeQueueFull()) {
+        response.write(event);
+      }
+    }
+    quietSince = System.nanoTime();
   }
 
   private void look() {
     if (streams.isEmpty()) {
       return;
     }
-    if (drain.draining()) {
-      List.copyOf(streams).forEach(response -> {
-        forget(response);
-        response.end();
-      });
-    } else if (System.nanoTime() - quietSince >= KEEPALIVE_MS * 1_000_000) {
-      streams.forEach(response -> response.write(": keepalive\n\n"));
-      quietSince = System.nanoTime();
+    long now = System.nanoTime();
+    streams.entrySet().stream()
+        .filter(open -> drain.draining() || now - open.getValue().openedAt() >= STREAM_MS * 1_000_000)
+        .map(Map.Entry::getKey).toList().forEach(this::end);
+    if (now - quietSince >= KEEPALIVE_MS * 1_000_000) {
+      write(": keepalive\n\n");
     }
   }
 }

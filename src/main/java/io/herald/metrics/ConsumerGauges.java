@@ -137,7 +137,8 @@ public final class ConsumerGauges extends VerticleBase {
       boolean watched = watchers.any();
       long everyMs = watched
           ? Math.min(intervalMs, Math.max(LOOK_MS, CONSOLE_SHARE * lastPassNanos / 1_000_000)) : intervalMs;
-      boolean due = lastPass == Long.MIN_VALUE || System.nanoTime() - lastPass >= everyMs * 1_000_000;
+      // with a tenth of a look's slack: the timer's ticks are as far apart as the passes may be
+      boolean due = lastPass == Long.MIN_VALUE || System.nanoTime() - lastPass >= (everyMs - LOOK_MS / 10) * 1_000_000;
       if (!passing && due && (watched || metrics.scrapedWithin(Math.max(3 * intervalMs, 60_000)))) {
         passing = true;
         lastPass = System.nanoTime();

@@ -11,10 +11,13 @@ const state = {
   retryMs: 2000,
   /** The latest figures of each consumer, by name. */
   figures: new Map(),
-  /** The consumer whose details are open, and the figures they were read at. */
+  /** The consumer whose details are open, the figures they and its queues were read at, and the latest load. */
   selected: null,
-  selectedSeen: '',
-  signedIn: null,
+  detailsSeen: '',
+  queuesSeen: '',
+  loads: 0,
+  /** Resolves the live stream's wait for a token, when it waits. */
+  tokenArrived: null,
 };
 
 class ApiError extends Error {
@@ -36,7 +39,8 @@ async function api(method, path, body) {
   const json = text ? JSON.parse(text) : null;
   if (!response.ok) {
     const error = json && json.error ? json.error : { code: String(response.status), message: response.statusText };
-    if (response.status === 401 || response.status === 403) signInNeeded(error.message);
+    // a 403 is about this request (a consumer outside the token's consume grant), not the sign-in
+    if (response.status === 401) signInNeeded(error.message);
     throw new ApiError(response.status, error.code, error.message);
   }
   return json;
@@ -55,21 +59,23 @@ function signInNeeded(reason) {
 
 /** Resolves once a token is given in the sign-in form. */
 function tokenGiven() {
-  if (!state.signedIn) {
-    state.signedIn = new Promise((resolve) => {
-      $('#sign-in').addEventListener('submit', (submit) => {
-        submit.preventDefault();
-        state.token = $('#token').value.trim();
-        sessionStorage.setItem(TOKEN_KEY, state.token);
-        $('#token').value = '';
-        $('#sign-in').hidden = true;
-        state.signedIn = null;
-        resolve();
-      }, { once: true });
-    });
-  }
-  return state.signedIn;
+  return new Promise((resolve) => { state.tokenArrived = resolve; });
 }
+
+$('#sign-in').addEventListener('submit', (submit) => {
+  submit.preventDefault();
+  state.token = $('#token').value.trim();
+  sessionStorage.setItem(TOKEN_KEY, state.token);
+  $('#token').value = '';
+  $('#sign-in').hidden = true;
+  $('#sign-out').hidden = !state.token;
+  state.detailsSeen = '';
+  state.queuesSeen = '';
+  if (state.tokenArrived) {
+    state.tokenArrived();
+    state.tokenArrived = null;
+  }
+});
 
 $('#sign-out').addEventListener('click', () => {
   sessionStorage.removeItem(TOKEN_KEY);
@@ -105,6 +111,15 @@ async function follow() {
 /** Reads server-sent events (blank-line separated blocks of "field: value" lines) until the stream ends. */
 async function readEvents(body) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    await readBlocks(reader);
+  } finally {
+    // a stream given up on is closed, not left open beside the next one
+    reader.cancel().catch(() => {});
+  }
+}
+
+async function readBlocks(reader) {
   let buffered = '';
   for (;;) {
     const { value, done } = await reader.read();
@@ -218,14 +233,19 @@ function showAlerts(stats) {
 
 function select(consumer) {
   state.selected = consumer;
-  state.selectedSeen = '';
+  state.detailsSeen = '';
+  state.queuesSeen = '';
   for (const row of $('#consumers tbody').rows) row.classList.toggle('selected', row.dataset.consumer === consumer);
   $('#consumer').hidden = false;
   $('#consumer-name').textContent = consumer;
   refreshSelected();
 }
 
-/** Reads the open consumer's details again when its figures changed since they were read. */
+/**
+ * Reads the open consumer's details again when its counts changed since they were read, and its
+ * queues only when their sizes did: a queue's read stores a batch for acks, so it is not made at
+ * every pass.
+ */
 function refreshSelected() {
   const consumer = state.selected;
   if (!consumer) return;
@@ -235,19 +255,26 @@ function refreshSelected() {
     state.selected = null;
     return;
   }
-  const seen = JSON.stringify({ ...figures, oldestUnackedAgeMs: 0, rates: 0, blockedUntil: 0 });
-  if (seen === state.selectedSeen) return;
-  state.selectedSeen = seen;
-  loadConsumer(consumer).catch((failure) => say(failure.message, true));
+  const details = JSON.stringify([figures.backlog, figures.unacked, figures.stale, figures.deadLetters, figures.errors]);
+  const queues = JSON.stringify([figures.deadLetters, figures.errors]);
+  if (details === state.detailsSeen) return;
+  loadConsumer(consumer, queues !== state.queuesSeen).then((loaded) => {
+    if (loaded) {
+      state.detailsSeen = details;
+      state.queuesSeen = queues;
+    }
+  }).catch((failure) => say(failure.message, true));
 }
 
-async function loadConsumer(consumer) {
+/** Shows a consumer's details, and its queues when asked; false when a later load overtook this one. */
+async function loadConsumer(consumer, withQueues) {
+  const load = ++state.loads;
   const [metadata, dead, errors] = await Promise.all([
     api('GET', `${consumerPath(consumer)}/metadata`),
-    api('POST', `${consumerPath(consumer)}/dead-letters/poll`, { maxEvents: 100 }),
-    api('POST', `${consumerPath(consumer)}/errors/poll`, { maxEvents: 100 }),
+    withQueues ? api('POST', `${consumerPath(consumer)}/dead-letters/poll`, { maxEvents: 100 }) : null,
+    withQueues ? api('POST', `${consumerPath(consumer)}/errors/poll`, { maxEvents: 100 }) : null,
   ]);
-  if (state.selected !== consumer) return;
+  if (state.selected !== consumer || load !== state.loads) return false;
   const list = $('#consumer-metadata');
   list.replaceChildren();
   const totals = metadata.totals;
@@ -268,8 +295,11 @@ async function loadConsumer(consumer) {
     list.append(dt, dd);
   }
   $('#consumer-settings').textContent = JSON.stringify(metadata.config, null, 2);
-  showQueue('dead-letters', consumer, dead.events);
-  showQueue('errors', consumer, errors.events);
+  if (withQueues) {
+    showQueue('dead-letters', consumer, dead.events);
+    showQueue('errors', consumer, errors.events);
+  }
+  return true;
 }
 
 function showQueue(queue, consumer, events) {
@@ -296,16 +326,21 @@ function showQueue(queue, consumer, events) {
       button('History', 'history', () => showHistory(consumer, event.eventId)),
     );
   }
-  box.querySelector('.redrive-all').onclick = () => redrive(queue, consumer, { all: true });
+  box.querySelector('.redrive-all').onclick = () => {
+    if (window.confirm(`Send every event of ${consumer}'s ${queue} queue back to its queue?`)) {
+      redrive(queue, consumer, { all: true });
+    }
+  };
   box.querySelector('.redrive-all').disabled = events.length === 0;
 }
 
 async function redrive(queue, consumer, which) {
   try {
     const result = await api('POST', `${consumerPath(consumer)}/${queue}/redrive`, which);
-    say(`${count(result.redriven)} event(s) of ${consumer} sent back to its queue.`);
-    state.selectedSeen = '';
-    await loadConsumer(consumer);
+    const missed = (result.results || []).filter((r) => r.status !== 'REDRIVEN');
+    say(`${count(result.redriven)} event(s) of ${consumer} sent back to its queue.`
+      + missed.map((r) => ` ${r.eventId}: ${r.status}.`).join(''), missed.length > 0);
+    await loadConsumer(consumer, true);
   } catch (failure) {
     say(`Redrive failed: ${failure.message}`, true);
   }

@@ -55,7 +55,9 @@ class ConsoleBrowserIT extends GatewayTest {
       }
     });
     if (!browser.waitFor(150, TimeUnit.SECONDS)) {
-      browser.destroyForcibly();
+      // Chromium is the script's child
+      browser.descendants().forEach(ProcessHandle::destroyForcibly);
+      browser.destroyForcibly().waitFor();
     }
     String log = output.get(10, TimeUnit.SECONDS);
     assertEquals(0, browser.exitValue(), log);
