@@ -145,6 +145,9 @@ public final class ConsumerGaugesBenchmark {
         calls.add(call.apply(index).<Object>map(answer -> answer).timeout(10, java.util.concurrent.TimeUnit.SECONDS)
             .recover(late -> {
               RETRIED.incrementAndGet();
+              System.out.println("call " + index + " unanswered after 10 s; the node's requests: "
+                  + scrapeBlocking(client).lines().filter(line -> line.startsWith("vertx_http_server_active_requests")
+                      || line.startsWith("vertx_http_server_requests_total") && line.contains("PUT")).toList());
               return call.apply(index).map(answer -> answer);
             }));
       }
@@ -154,6 +157,17 @@ public final class ConsumerGaugesBenchmark {
               + calls.stream().filter(pending -> !pending.isComplete()).count() + " open, failures "
               + calls.stream().filter(Future::failed).map(failed -> failed.cause().toString()).distinct().toList())))
           .await();
+    }
+  }
+
+  /** A scrape from outside the client's event loop (a diagnostic made from its callbacks). */
+  private static String scrapeBlocking(BenchClient client) {
+    try {
+      return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+              java.net.URI.create("http://127.0.0.1:" + client.gateway.port() + "/metrics")).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+    } catch (java.io.IOException | InterruptedException e) {
+      return e.toString();
     }
   }
 
