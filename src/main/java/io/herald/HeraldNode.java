@@ -46,6 +46,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -67,9 +68,12 @@ public final class HeraldNode {
   private final Drain drain;
   /** How long a stopping node waits for the requests and publishes in flight (http.drainMs). */
   private final long drainMs;
+  /** One of the HTTP API's instances (they all route alike). */
+  private final HttpApiVerticle api;
 
   private HeraldNode(Vertx vertx, RedisStore nodeStore, String host, int httpPort, int managementPort,
-      List<String> deployments, Drain drain, long drainMs) {
+      List<String> deployments, Drain drain, long drainMs, HttpApiVerticle api) {
+    this.api = api;
     this.managementPort = managementPort;
     this.vertx = vertx;
     this.drain = drain;
@@ -143,6 +147,7 @@ public final class HeraldNode {
     ConsumerSalts salts = new ConsumerSalts();
     Drain drain = new Drain();
     ConsoleWatchers watchers = new ConsoleWatchers();
+    AtomicReference<HttpApiVerticle> api = new AtomicReference<>();
 
     // the configuration's consumers are written again at every start, so their writes need no
     // replica's confirmation: a node starts while a replica is away (its publishes wait for one)
@@ -170,14 +175,18 @@ public final class HeraldNode {
         .compose(ok -> config.management().port() == null ? Future.succeededFuture()
             : deploy(vertx, deployments, new ManagementVerticle(stores, drain, metrics,
                 authenticator == Authenticator.OPEN ? OPEN_HOST : config.management().host(), managementPort), 1))
-        .compose(ok -> vertx.deployVerticle(() -> new HttpApiVerticle(
-                apiServices(vertx, config, stores.get(), directory, topics, ledger, clock, salts, drain, metrics,
-                    node + "/" + instances.incrementAndGet()),
-                directory, topics, ledger, host, port, config.http(), authenticator, metrics, watchers),
-            new DeploymentOptions().setInstances(config.http().instances())))
+        .compose(ok -> vertx.deployVerticle(() -> {
+          HttpApiVerticle instance = new HttpApiVerticle(
+              apiServices(vertx, config, stores.get(), directory, topics, ledger, clock, salts, drain, metrics,
+                  node + "/" + instances.incrementAndGet()),
+              directory, topics, ledger, host, port, config.http(), authenticator, metrics, watchers);
+          api.compareAndSet(null, instance);
+          return instance;
+        }, new DeploymentOptions().setInstances(config.http().instances())))
         .map(id -> {
           deployments.add(id);
-          return new HeraldNode(vertx, nodeStore, host, port, managementPort, deployments, drain, config.http().drainMs());
+          return new HeraldNode(vertx, nodeStore, host, port, managementPort, deployments, drain, config.http().drainMs(),
+              api.get());
         })
         .recover(failure -> nodeStore.close().transform(ignored -> Future.failedFuture(failure)));
   }
@@ -225,6 +234,11 @@ public final class HeraldNode {
 
   public int httpPort() {
     return httpPort;
+  }
+
+  /** What the HTTP API routes, as "METHOD path" (the router's paths and regular expressions). */
+  public List<String> routes() {
+    return api.routes();
   }
 
   /** The management listener's port (management.port), or -1 when there is none. */

@@ -10,6 +10,7 @@ import io.herald.auth.Authenticator;
 import io.herald.config.HeraldConfig;
 import io.herald.console.ConsoleRoutes;
 import io.herald.console.ConsoleWatchers;
+import io.herald.contract.ContractRoutes;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.deadletter.FailedEventRoutes;
 import io.herald.delivery.PollRoutes;
@@ -38,9 +39,12 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
@@ -62,6 +66,8 @@ public final class HttpApiVerticle extends VerticleBase {
   private final HeraldMetrics metrics;
   private final ConsoleWatchers watchers;
   private HttpServer server;
+  /** Every route that answers a request, as "METHOD path" (the router's own paths), for the contract's test. */
+  private List<String> routes = List.of();
 
   /** {@code host} and {@code port}: what it listens on. */
   public HttpApiVerticle(ApiServices services, ConsumerDirectory directory, TopicDirectory topics, SpoolLedger ledger,
@@ -97,6 +103,7 @@ public final class HttpApiVerticle extends VerticleBase {
     StatsRoutes stats = new StatsRoutes(store, ledger);
     ConsoleRoutes console = new ConsoleRoutes(vertx, watchers, services.drain(), stats::read);
     console.mountPage(router);
+    new ContractRoutes().mount(router);
     // before the count of requests in flight: a live stream lasts until the console closes, or
     // until the node drains, which ends it
     console.mountLive(router, this::refusedWhileDraining, authentication, Authentication::requireAdmin);
@@ -146,6 +153,7 @@ public final class HttpApiVerticle extends VerticleBase {
     router.errorHandler(405, ctx -> Responses.error(ctx, new ApiException(ErrorCode.METHOD_NOT_ALLOWED,
         "Method " + ctx.request().method() + " is not allowed on " + ctx.request().path())));
 
+    routes = endpoints(router);
     server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port)
         .setCompressionSupported(false)
         .setMaxWebSocketFrameSize((int) http.maxFrameBytes()).setMaxWebSocketMessageSize((int) http.maxFrameBytes())
@@ -165,6 +173,23 @@ public final class HttpApiVerticle extends VerticleBase {
     // sockets first, with 1001, so clients know to reconnect elsewhere; unacked deliveries come
     // back at their deadlines, acks already answered are stored
     return services.sockets().closeAll().eventually(server::close).eventually(services.store()::close);
+  }
+
+  /** The routes, by method and path, that answer requests (not those that only guard or count them). */
+  public List<String> routes() {
+    return routes;
+  }
+
+  private static List<String> endpoints(Router router) {
+    List<String> endpoints = new ArrayList<>();
+    for (Route route : router.getRoutes()) {
+      if (route.methods() == null || route.methods().isEmpty()) {
+        continue;
+      }
+      String path = route.getPath() != null ? route.getPath() : route.getName();
+      route.methods().forEach(method -> endpoints.add(method.name() + " " + path));
+    }
+    return endpoints;
   }
 
   private void consumerSocket(RoutingContext ctx) {

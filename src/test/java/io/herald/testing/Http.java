@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -65,19 +66,21 @@ public final class Http {
   }
 
   public Reply get(String path) {
-    return send(HttpRequest.newBuilder(URI.create(base + path)).GET());
+    return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), null);
   }
 
   public Reply delete(String path) {
-    return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE());
+    return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE(), null);
   }
 
   public Reply post(String path, Object body) {
-    return send(HttpRequest.newBuilder(URI.create(base + path)).POST(bodyOf(body)));
+    String text = textOf(body);
+    return send(HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(text)), text);
   }
 
   public Reply put(String path, Object body) {
-    return send(HttpRequest.newBuilder(URI.create(base + path)).PUT(bodyOf(body)));
+    String text = textOf(body);
+    return send(HttpRequest.newBuilder(URI.create(base + path)).PUT(HttpRequest.BodyPublishers.ofString(text)), text);
   }
 
   // --- the protocol's operations, for readable tests
@@ -104,20 +107,22 @@ public final class Http {
 
   /** Sends {@code body} as it is (any bytes, valid UTF-8 or not) with {@code method}. */
   public Reply sendBytes(String method, String path, byte[] body) {
-    return send(HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.ofByteArray(body)));
+    return send(HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.ofByteArray(body)),
+        new String(body, StandardCharsets.UTF_8));
   }
 
-  private static HttpRequest.BodyPublisher bodyOf(Object body) {
-    return HttpRequest.BodyPublishers.ofString(body instanceof JsonObject json ? json.encode() : String.valueOf(body));
+  private static String textOf(Object body) {
+    return body instanceof JsonObject json ? json.encode() : String.valueOf(body);
   }
 
-  private Reply send(HttpRequest.Builder request) {
+  private Reply send(HttpRequest.Builder request, String body) {
     if (authorization != null) {
       request.header("Authorization", authorization);
     }
     try {
       HttpResponse<String> response = CLIENT.send(request.timeout(Duration.ofSeconds(60)).build(),
           HttpResponse.BodyHandlers.ofString());
+      Traffic.record(response, body);
       return new Reply(response.statusCode(), response.body(), response);
     } catch (IOException e) {
       throw new UncheckedIOException(e);

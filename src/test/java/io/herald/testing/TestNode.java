@@ -84,6 +84,11 @@ public final class TestNode implements AutoCloseable {
     return node.httpPort();
   }
 
+  /** What the node's HTTP API routes, as "METHOD path". */
+  public List<String> routes() {
+    return node.routes();
+  }
+
   /** The management listener's port (management.port), or -1. */
   public int managementPort() {
     return node.managementPort();

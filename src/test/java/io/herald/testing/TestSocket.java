@@ -19,10 +19,17 @@ public final class TestSocket implements AutoCloseable {
   private final BlockingQueue<JsonObject> received = new LinkedBlockingQueue<>();
   private final Promise<Short> closeStatus = Promise.promise();
 
-  private TestSocket(WebSocketClient client, WebSocket socket) {
+  private TestSocket(WebSocketClient client, WebSocket socket, String path) {
     this.client = client;
     this.socket = socket;
-    socket.textMessageHandler(text -> received.add(new JsonObject(text)));
+    // a node's sockets only (some tests talk to a bare Vert.x server)
+    String channel = path.startsWith("/v1/ws/publish") ? "publisher" : path.startsWith("/v1/consumers/") ? "consumer" : null;
+    socket.textMessageHandler(text -> {
+      if (channel != null) {
+        Traffic.recordFrame(channel, text);
+      }
+      received.add(new JsonObject(text));
+    });
     socket.closeHandler(v -> closeStatus.tryComplete(socket.closeStatusCode()));
   }
 
@@ -48,7 +55,7 @@ public final class TestSocket implements AutoCloseable {
         .setMaxFrameSize(maxFrameBytes).setMaxMessageSize(64 << 20));
     try {
       WebSocket socket = client.connect(options).await();
-      return new TestSocket(client, socket);
+      return new TestSocket(client, socket, options.getURI());
     } catch (RuntimeException e) {
       client.close();
       throw e;
