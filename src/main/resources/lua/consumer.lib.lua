@@ -1014,7 +1014,8 @@ local function fail(cfg, id, seq, n, why, now)
   spool_less(id, redis.call('HSTRLEN', K.events, id))
   redis.call('ZADD', why and K.dead or K.errors, now, id)
   redis.call('HSET', K.failures, id, cjson.encode({deadLetterReason = why, deliveryCount = tonumber(n),
-    reason = reason, seq = seq and tonumber(seq)}))
+    -- no nack reason (HGET's false) leaves the field out, as cjson would write false
+    reason = reason or nil, seq = seq and tonumber(seq)}))
   redis.call('ZADD', K.expiry, now + cfg.retentionMs, id)
   redis.call('ZREM', K.ttl, id)
   if why then

@@ -86,8 +86,9 @@ public final class FailedEventRoutes {
       if (failure.containsKey("deadLetterReason")) {
         json.appendString(",\"deadLetterReason\":").appendString(Json.encode(failure.getString("deadLetterReason")));
       }
-      if (failure.containsKey("reason")) {
-        json.appendString(",\"reason\":").appendString(Json.encode(failure.getString("reason")));
+      // a string, or absent: versions before 0.10.0 stored false for "no nack reason"
+      if (failure.getValue("reason") instanceof String reason) {
+        json.appendString(",\"reason\":").appendString(Json.encode(reason));
       }
       json.appendString("}");
     }

@@ -34,7 +34,11 @@ public final class JsonLimits {
 
   /** Parses {@code json} as one JSON object within the limits; 400 INVALID_REQUEST naming {@code field} otherwise. */
   public static JsonObject object(Buffer json, String field) {
-    check(json.getBytes(), field);
+    byte[] bytes = json.getBytes();
+    // the parser reads overlong forms as the characters they encode: {"batchAck\xC1\x89ds":[..]}
+    // would be taken for batchAckIds
+    Utf8.requireValid(bytes, field);
+    check(bytes, field);
     try {
       return new JsonObject(json);
     } catch (DecodeException | ClassCastException e) {

@@ -78,7 +78,9 @@ final class OpenApiContract {
       problems.addAll(validate(request, requestBody, where + " request"));
     }
     JsonNode responses = operation.get("responses");
-    JsonNode response = responses.has(String.valueOf(status)) ? responses.get(String.valueOf(status)) : responses.get("default");
+    // "default" stands for refusals only: a success must be one the operation names
+    JsonNode response = responses.has(String.valueOf(status)) ? responses.get(String.valueOf(status))
+        : status >= 400 ? responses.get("default") : null;
     if (response == null) {
       problems.add(where + ": status " + status + " is not in the document");
       return problems;

@@ -192,4 +192,17 @@ class PublishIT extends GatewayTest {
     assertEquals("body", refused.json().getJsonObject("error").getJsonObject("details").getString("field"), refused.body());
     assertEquals(0, http().metadata(consumer).json().getLong("backlog"));
   }
+
+  @Test
+  @DisplayName("any other request body that is not strict UTF-8 is refused too: an overlong 'I' does not make batchAckIds")
+  void overlongUtf8Refused() {
+    String consumer = consumer(new JsonObject(), unique("utf8"));
+    byte[] body = "{\"batchAck\u0000\u0000ds\":[\"00\"]}".getBytes(StandardCharsets.UTF_8);
+    int at = "{\"batchAck".length();
+    body[at] = (byte) 0xC1;
+    body[at + 1] = (byte) 0x89;
+    Reply refused = http().sendBytes("POST", "/v1/consumers/" + consumer + "/acks", body);
+    assertEquals(400, refused.status(), refused.body());
+    assertEquals("body", refused.json().getJsonObject("error").getJsonObject("details").getString("field"), refused.body());
+  }
 }
