@@ -1,6 +1,7 @@
 package io.herald;
 
 import io.herald.auth.ApiKey;
+import io.herald.cli.HeraldCli;
 import io.herald.config.ConfigLoader;
 import io.herald.config.HeraldConfig;
 import io.herald.metrics.HeraldMetrics;
@@ -9,6 +10,8 @@ import io.herald.store.RedisTarget;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.List;
@@ -17,7 +20,8 @@ import java.util.Objects;
 
 /**
  * Starts one gateway node: {@code java -jar herald.jar [--config FILE]}. Without a configured Redis
- * it starts the embedded one, keeping its data under the data directory.
+ * it starts the embedded one, keeping its data under the data directory. {@code make-key} prints a
+ * new API key; {@code publish}, {@code stats} and {@code --help} are the command line ({@link HeraldCli}).
  */
 public final class Main {
   private static final System.Logger LOG = System.getLogger(Main.class.getName());
@@ -35,6 +39,10 @@ public final class Main {
   }
 
   public static void main(String[] args) {
+    if (HeraldCli.handles(args)) {
+      System.exit(HeraldCli.run(args, new PrintWriter(System.out, true, StandardCharsets.UTF_8),
+          new PrintWriter(System.err, true, StandardCharsets.UTF_8), System.in));
+    }
     String logging = loggingProblem();
     if (logging != null) {
       System.err.println("Herald cannot start: " + logging);
@@ -49,7 +57,7 @@ public final class Main {
       if (args[i].equals("--config") && i + 1 < args.length) {
         configFile = Path.of(args[++i]);
       } else {
-        System.err.println("usage: java -jar herald.jar [--config FILE] | make-key");
+        System.err.println("usage: java -jar herald.jar [--config FILE] | make-key | publish ... | stats ... | --help");
         System.exit(2);
       }
     }

@@ -1,0 +1,76 @@
+package io.herald.cli;
+
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/** The command line's HTTP client of one gateway: {@code --url} and {@code --token}. */
+final class GatewayClient {
+  /** An answer: its status and JSON body (empty when it had none). */
+  record Answer(int status, JsonObject body) {
+    boolean ok() {
+      return status >= 200 && status < 300;
+    }
+
+    /** The error envelope's code, or the status. */
+    String errorCode() {
+      JsonObject error = body.getJsonObject("error");
+      return error == null ? String.valueOf(status) : error.getString("code");
+    }
+
+    String errorMessage() {
+      JsonObject error = body.getJsonObject("error");
+      return error == null ? "HTTP " + status : error.getString("message");
+    }
+  }
+
+  /** The gateway could not be reached, or did not answer in time. */
+  static final class Unreachable extends Exception {
+    Unreachable(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(5)).build();
+  private final String url;
+  private final String token;
+
+  GatewayClient(String url, String token) {
+    this.url = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+    this.token = token;
+  }
+
+  Answer get(String path) throws Unreachable, InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(url + path)).GET());
+  }
+
+  Answer post(String path, JsonObject body) throws Unreachable, InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(url + path)).header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(body.encode())));
+  }
+
+  private Answer send(HttpRequest.Builder request) throws Unreachable, InterruptedException {
+    if (token != null) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    try {
+      HttpResponse<String> response = http.send(request.timeout(Duration.ofSeconds(30)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      JsonObject body;
+      try {
+        body = response.body().isBlank() ? new JsonObject() : new JsonObject(response.body());
+      } catch (DecodeException notJson) {
+        body = new JsonObject();
+      }
+      return new Answer(response.statusCode(), body);
+    } catch (IOException e) {
+      throw new Unreachable(url + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
+    }
+  }
+}
