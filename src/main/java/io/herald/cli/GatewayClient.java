@@ -11,8 +11,8 @@ import java.time.Duration;
 
 /** The command line's HTTP client of one gateway: {@code --url} and {@code --token}. */
 final class GatewayClient {
-  /** An answer: its status and JSON body (empty when it had none). */
-  record Answer(int status, JsonObject body) {
+  /** An answer: its status, JSON body (empty when it had none) and {@code Retry-After} (seconds; 0 without one). */
+  record Answer(int status, JsonObject body, long retryAfterSeconds) {
     boolean ok() {
       return status >= 200 && status < 300;
     }
@@ -55,12 +55,22 @@ final class GatewayClient {
         .POST(HttpRequest.BodyPublishers.ofString(body.encode())));
   }
 
+  Answer put(String path, JsonObject body) throws Unreachable, InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(url + path)).header("Content-Type", "application/json")
+        .PUT(HttpRequest.BodyPublishers.ofString(body.encode())));
+  }
+
+  Answer delete(String path) throws Unreachable, InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(url + path)).DELETE());
+  }
+
   private Answer send(HttpRequest.Builder request) throws Unreachable, InterruptedException {
     if (token != null) {
       request.header("Authorization", "Bearer " + token);
     }
     try {
-      HttpResponse<String> response = http.send(request.timeout(Duration.ofSeconds(30)).build(),
+      // a long poll waits up to 20 s before it answers
+      HttpResponse<String> response = http.send(request.timeout(Duration.ofSeconds(40)).build(),
           HttpResponse.BodyHandlers.ofString());
       JsonObject body;
       try {
@@ -68,9 +78,18 @@ final class GatewayClient {
       } catch (DecodeException notJson) {
         body = new JsonObject();
       }
-      return new Answer(response.statusCode(), body);
+      long retryAfter = response.headers().firstValue("Retry-After").map(GatewayClient::seconds).orElse(0L);
+      return new Answer(response.statusCode(), body, retryAfter);
     } catch (IOException e) {
       throw new Unreachable(url + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
+    }
+  }
+
+  private static long seconds(String retryAfter) {
+    try {
+      return Math.max(0, Long.parseLong(retryAfter.trim()));
+    } catch (NumberFormatException httpDate) {
+      return 1;
     }
   }
 }

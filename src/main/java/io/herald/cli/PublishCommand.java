@@ -9,9 +9,7 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
@@ -38,7 +36,6 @@ import picocli.CommandLine.Spec;
 final class PublishCommand implements Callable<Integer> {
   private static final int TRIES = 3;
   private static final Set<String> UNAVAILABLE = Set.of("STORE_UNAVAILABLE", "OUTCOME_UNKNOWN", "NODE_SHUTTING_DOWN");
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   @Mixin
   GatewayOptions gateway;
@@ -66,13 +63,11 @@ final class PublishCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (batch < 1 || batch > 1000) {
-      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--batch must be in 1..1000");
-    }
+    Options.within(spec, "--batch", batch, 1, 1000);
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     GatewayClient client = gateway.client();
-    String run = HexFormat.of().formatHex(RANDOM.generateSeed(6));
+    String run = RunId.next();
     Iterator<String> inputs = payloads.isEmpty()
         ? new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8)).lines().filter(l -> !l.isBlank()).iterator()
         : payloads.iterator();

@@ -13,6 +13,11 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -120,11 +125,97 @@ class CliIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("consume: prints the events as delivered, a JSON line each, acks each batch, and stops when nothing is left")
+  void consumeAcks() {
+    String topic = unique("cli/consume");
+    String consumer = consumer(new JsonObject().put("maxPollRecords", 2), topic);
+    http().publish(topic, events(1, 2, 3, 4, 5));
+    Run run = cli("", "consume", "--url", url(), "--wait", "0", consumer);
+    assertEquals(0, run.exit(), run.err());
+    List<JsonObject> events = run.lines();
+    assertEquals(List.of(1, 2, 3, 4, 5), events.stream().map(e -> e.getValue("payload")).toList());
+    assertTrue(events.stream().allMatch(e -> e.getString("ackId") != null && e.getInteger("deliveryCount") == 1), run.out());
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getLong("backlog"), metadata.encode());
+    assertEquals(0, metadata.getLong("unacked"), metadata.encode());
+    assertEquals(5, metadata.getJsonObject("totals").getLong("acked"), metadata.encode());
+  }
+
+  @Test
+  @DisplayName("consume --count N prints and acks N events only; --ack none leaves what it printed unacked")
+  void consumeCountAndNoAck() {
+    String topic = unique("cli/count");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2, 3, 4, 5));
+    Run two = cli("", "consume", "--url", url(), "--count", "2", consumer);
+    assertEquals(0, two.exit(), two.err());
+    assertEquals(List.of(1, 2), two.lines().stream().map(e -> e.getValue("payload")).toList());
+    Run rest = cli("", "consume", "--url", url(), "--ack", "none", "--wait", "0", consumer);
+    assertEquals(0, rest.exit(), rest.err());
+    assertEquals(List.of(3, 4, 5), rest.lines().stream().map(e -> e.getValue("payload")).toList());
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(2, metadata.getJsonObject("totals").getLong("acked"), metadata.encode());
+    assertEquals(3, metadata.getLong("unacked"), metadata.encode());
+  }
+
+  @Test
+  @DisplayName("consume --follow waits for events published later; a blocked consumer's 429 is waited out (Retry-After)")
+  void consumeFollowsThroughBlock() throws Exception {
+    String topic = unique("cli/follow");
+    String consumer = consumer(new JsonObject().put("rateLimit", new JsonObject().put("tps", 1).put("blockMs", 3000)), topic);
+    while (http().poll(consumer, new JsonObject()).status() != 429) {
+      // two polls in one second block the consumer for 3 s
+    }
+    CompletableFuture<Run> follow = CompletableFuture.supplyAsync(
+        () -> cli("", "consume", "--url", url(), "--follow", "--count", "2", consumer));
+    http().publish(topic, events("late-1", "late-2"));
+    Run run = follow.get(30, TimeUnit.SECONDS);
+    assertEquals(0, run.exit(), run.err());
+    assertEquals(List.of("late-1", "late-2"), run.lines().stream().map(e -> e.getValue("payload")).toList());
+    assertTrue(run.err().contains("Too Many Requests"), run.err());
+  }
+
+  @Test
+  @DisplayName("consume of an unknown consumer exits 1 with NOT_FOUND; a bad --ack or --max is a usage error (exit 2)")
+  void consumeRefused() {
+    Run unknown = cli("", "consume", "--url", url(), unique("no-such-consumer"));
+    assertEquals(1, unknown.exit(), unknown.out());
+    assertTrue(unknown.err().contains("NOT_FOUND"), unknown.err());
+    assertEquals(2, cli("", "consume", "--url", url(), "--ack", "later", "c").exit());
+    Run max = cli("", "consume", "--url", url(), "--max", "1001", "c");
+    assertEquals(2, max.exit());
+    assertTrue(max.err().contains("--max must be in 0..1000"), max.err());
+  }
+
+  @Test
+  @DisplayName("tail PATTERN prints what is published from now on through a consumer of its own, deleted when it stops")
+  void tail() throws Exception {
+    String prefix = unique("cli-tail");
+    String other = consumer(new JsonObject(), prefix + "/>");
+    http().publish(prefix + "/before", events("before"));
+    CompletableFuture<Run> tail = CompletableFuture.supplyAsync(() -> cli("", "tail", "--url", url(), "--count", "2", prefix + "/*/created"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> !tailConsumers().isEmpty());
+    http().publish(prefix + "/eu/updated", events("not matched"));
+    http().publish(prefix + "/eu/created", events("eu"));
+    http().publish(prefix + "/us/created", events("us"));
+    Run run = tail.get(30, TimeUnit.SECONDS);
+    assertEquals(0, run.exit(), run.err());
+    assertEquals(List.of("eu", "us"), run.lines().stream().map(e -> e.getValue("payload")).toList());
+    assertEquals(List.of(), tailConsumers());
+    assertEquals(4, http().metadata(other).json().getLong("backlog"), "the other consumer lost nothing");
+  }
+
+  private static List<String> tailConsumers() {
+    return http().get("/v1/admin/consumers").json().getJsonArray("consumers").stream()
+        .map(c -> ((JsonObject) c).getString("name")).filter(name -> name.startsWith("tail-")).toList();
+  }
+
+  @Test
   @DisplayName("--help lists the commands (exit 0); a wrong option is a usage error (exit 2)")
   void help() {
     Run help = cli("", "--help");
     assertEquals(0, help.exit());
-    assertTrue(help.out().contains("publish") && help.out().contains("stats") && help.out().contains("make-key"), help.out());
+    assertTrue(List.of("publish", "consume", "tail", "stats").stream().allMatch(help.out()::contains) && help.out().contains("make-key"), help.out());
     Run wrong = cli("", "publish", "--no-such-option", "t", "1");
     assertEquals(2, wrong.exit());
     assertTrue(wrong.err().contains("--no-such-option"), wrong.err());
