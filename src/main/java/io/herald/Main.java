@@ -21,7 +21,7 @@ import java.util.Objects;
 /**
  * Starts one gateway node: {@code java -jar herald.jar [--config FILE]}. Without a configured Redis
  * it starts the embedded one, keeping its data under the data directory. {@code make-key} prints a
- * new API key; {@code publish}, {@code consume}, {@code tail}, {@code stats} and {@code --help} are the command line ({@link HeraldCli}).
+ * new API key; {@code publish}, {@code consume}, {@code tail}, {@code stats}, {@code bench} and {@code --help} are the command line ({@link HeraldCli}).
  */
 public final class Main {
   private static final System.Logger LOG = System.getLogger(Main.class.getName());
@@ -57,7 +57,7 @@ public final class Main {
       if (args[i].equals("--config") && i + 1 < args.length) {
         configFile = Path.of(args[++i]);
       } else {
-        System.err.println("usage: java -jar herald.jar [--config FILE] | make-key | publish|consume|tail|stats ... | --help");
+        System.err.println("usage: java -jar herald.jar [--config FILE] | make-key | publish|consume|tail|stats|bench ... | --help");
         System.exit(2);
       }
     }

@@ -7,7 +7,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 
 /** The command line's HTTP client of one gateway: {@code --url} and {@code --token}. */
 final class GatewayClient {
@@ -62,6 +64,15 @@ final class GatewayClient {
 
   Answer delete(String path) throws Unreachable, InterruptedException {
     return send(HttpRequest.newBuilder(URI.create(url + path)).DELETE());
+  }
+
+  /** Opens a WebSocket on {@code path} (credentials as a header); completes once it is open. */
+  CompletableFuture<WebSocket> webSocket(String path, WebSocket.Listener listener) {
+    WebSocket.Builder builder = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5));
+    if (token != null) {
+      builder.header("Authorization", "Bearer " + token);
+    }
+    return builder.buildAsync(URI.create(url.replaceFirst("^http", "ws") + path), listener);
   }
 
   private Answer send(HttpRequest.Builder request) throws Unreachable, InterruptedException {

@@ -11,11 +11,11 @@ import picocli.CommandLine.Command;
  * against a running gateway ({@code --url}, {@code --token}). Without a command the jar starts a node.
  */
 @Command(name = "java -jar herald.jar", mixinStandardHelpOptions = true, versionProvider = HeraldCli.Version.class,
-    subcommands = {PublishCommand.class, ConsumeCommand.class, TailCommand.class, StatsCommand.class, CommandLine.HelpCommand.class},
+    subcommands = {PublishCommand.class, ConsumeCommand.class, TailCommand.class, StatsCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
     description = {"Without a command: starts a gateway node ([--config FILE]); make-key prints a new API key and its hash.",
         "With a command: talks to a running gateway."})
 public final class HeraldCli {
-  private static final Set<String> FIRST_WORDS = Set.of("publish", "consume", "tail", "stats", "help", "--help", "-h", "--version", "-V");
+  private static final Set<String> FIRST_WORDS = Set.of("publish", "consume", "tail", "stats", "bench", "help", "--help", "-h", "--version", "-V");
 
   private HeraldCli() {}
 

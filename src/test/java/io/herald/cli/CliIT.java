@@ -194,20 +194,40 @@ class CliIT extends GatewayTest {
     String other = consumer(new JsonObject(), prefix + "/>");
     http().publish(prefix + "/before", events("before"));
     CompletableFuture<Run> tail = CompletableFuture.supplyAsync(() -> cli("", "tail", "--url", url(), "--count", "2", prefix + "/*/created"));
-    await().atMost(Duration.ofSeconds(10)).until(() -> !tailConsumers().isEmpty());
+    await().atMost(Duration.ofSeconds(10)).until(() -> !consumersNamed("tail-").isEmpty());
     http().publish(prefix + "/eu/updated", events("not matched"));
     http().publish(prefix + "/eu/created", events("eu"));
     http().publish(prefix + "/us/created", events("us"));
     Run run = tail.get(30, TimeUnit.SECONDS);
     assertEquals(0, run.exit(), run.err());
     assertEquals(List.of("eu", "us"), run.lines().stream().map(e -> e.getValue("payload")).toList());
-    assertEquals(List.of(), tailConsumers());
+    assertEquals(List.of(), consumersNamed("tail-"));
     assertEquals(4, http().metadata(other).json().getLong("backlog"), "the other consumer lost nothing");
   }
 
-  private static List<String> tailConsumers() {
+  @Test
+  @DisplayName("bench: publish -> consume -> ack through a consumer of its own, deleted after; the result counts and times every event")
+  void bench() {
+    Run run = cli("", "bench", "--url", url(), "--events", "300", "--batch", "20", "--publishers", "2", "--window", "50", "--json");
+    assertEquals(0, run.exit(), run.err());
+    JsonObject result = new JsonObject(run.out());
+    assertEquals(List.of(300L, 300L, 300L, 0L), List.of(result.getLong("confirmed"), result.getLong("delivered"),
+        result.getLong("acked"), result.getLong("redelivered")), run.out());
+    assertEquals(15, result.getJsonObject("confirmMs").getInteger("samples"), run.out());
+    assertEquals(300, result.getJsonObject("deliveryMs").getInteger("samples"), run.out());
+    assertTrue(result.getJsonObject("deliveryMs").getDouble("p50") <= result.getJsonObject("deliveryMs").getDouble("p99"), run.out());
+    assertEquals(List.of(), consumersNamed("bench-"));
+
+    Run table = cli("", "bench", "--url", url(), "--events", "10");
+    assertEquals(0, table.exit(), table.err());
+    assertTrue(table.out().lines().anyMatch(line -> line.startsWith("delivery ")), table.out());
+    assertEquals(2, cli("", "bench", "--url", url(), "--size", "8").exit());
+    assertEquals(3, cli("", "bench", "--url", "http://127.0.0.1:" + RedisProcess.freePort()).exit());
+  }
+
+  private static List<String> consumersNamed(String prefix) {
     return http().get("/v1/admin/consumers").json().getJsonArray("consumers").stream()
-        .map(c -> ((JsonObject) c).getString("name")).filter(name -> name.startsWith("tail-")).toList();
+        .map(c -> ((JsonObject) c).getString("name")).filter(name -> name.startsWith(prefix)).toList();
   }
 
   @Test
@@ -215,7 +235,7 @@ class CliIT extends GatewayTest {
   void help() {
     Run help = cli("", "--help");
     assertEquals(0, help.exit());
-    assertTrue(List.of("publish", "consume", "tail", "stats").stream().allMatch(help.out()::contains) && help.out().contains("make-key"), help.out());
+    assertTrue(List.of("publish", "consume", "tail", "stats", "bench").stream().allMatch(help.out()::contains) && help.out().contains("make-key"), help.out());
     Run wrong = cli("", "publish", "--no-such-option", "t", "1");
     assertEquals(2, wrong.exit());
     assertTrue(wrong.err().contains("--no-such-option"), wrong.err());
