@@ -1,0 +1,318 @@
+package io.herald.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What both subscribers share: handler threads, settlement (acks gathered for a few milliseconds into
+ * one call), lease extension of every unsettled delivery, and the stop on a refusal. The transports
+ * (WebSocket, HTTP) say how deliveries arrive and how settlements are sent.
+ */
+abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
+  private static final long ACK_LINGER_MS = 5;
+  private static final int MAX_IDS_PER_CALL = 1000;
+
+  protected final Gateway gateway;
+  protected final String consumer;
+  protected final SubscriberSettings settings;
+  protected final ScheduledExecutorService timers;
+  protected final Backoff backoff;
+  private final EventHandler handler;
+  private final ThreadPoolExecutor workers;
+  private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+  private final AtomicBoolean started = new AtomicBoolean();
+  protected volatile boolean closing;
+
+  /** Every delivery received and not yet settled. */
+  private final Map<Delivery, Lease> leases = new ConcurrentHashMap<>();
+  private final AtomicInteger unsettled = new AtomicInteger();
+  private final ConcurrentLinkedQueue<String> acks = new ConcurrentLinkedQueue<>();
+  private final AtomicBoolean ackFlushScheduled = new AtomicBoolean();
+  private volatile long ackTimeoutMs;
+  private ScheduledFuture<?> leaseTask;
+
+  private final AtomicLong received = new AtomicLong();
+  private final AtomicLong acked = new AtomicLong();
+  private final AtomicLong nacked = new AtomicLong();
+  private final AtomicLong extensions = new AtomicLong();
+  protected final AtomicLong connections = new AtomicLong();
+
+  AbstractSubscriber(Gateway gateway, String consumer, EventHandler handler, SubscriberSettings settings,
+      ScheduledExecutorService timers) {
+    this.gateway = gateway;
+    this.consumer = consumer;
+    this.handler = handler;
+    this.settings = settings;
+    this.timers = timers;
+    this.backoff = new Backoff(settings.initialBackoff(), settings.maxBackoff());
+    AtomicInteger threads = new AtomicInteger();
+    this.workers = new ThreadPoolExecutor(settings.parallelism(), settings.parallelism(), 0, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), task -> {
+          Thread thread = new Thread(task, "herald-" + consumer + "-handler-" + threads.incrementAndGet());
+          thread.setDaemon(true);
+          return thread;
+        });
+  }
+
+  protected String path(String tail) {
+    return "/v1/consumers/" + consumer + tail;
+  }
+
+  @Override
+  public Subscriber start() {
+    if (!started.compareAndSet(false, true)) {
+      throw new IllegalStateException("already started");
+    }
+    ackTimeout().whenComplete((timeoutMs, failure) -> {
+      if (failure != null) {
+        stop(HeraldException.of(failure));
+        return;
+      }
+      ackTimeoutMs = timeoutMs;
+      long everyMs = Math.max(250, timeoutMs / 4);
+      leaseTask = timers.scheduleAtFixedRate(this::extendLeases, everyMs, everyMs, TimeUnit.MILLISECONDS);
+      begin();
+    });
+    return this;
+  }
+
+  /** The consumer's ack timeout: the setting, else the consumer's (tried again while the gateway is away). */
+  private CompletableFuture<Long> ackTimeout() {
+    if (settings.ackTimeout() != null) {
+      return CompletableFuture.completedFuture(settings.ackTimeout().toMillis());
+    }
+    CompletableFuture<Long> timeout = new CompletableFuture<>();
+    readAckTimeout(timeout);
+    return timeout;
+  }
+
+  private void readAckTimeout(CompletableFuture<Long> timeout) {
+    gateway.get(path("/metadata")).whenComplete((answer, failure) -> {
+      if (answer != null && answer.ok()) {
+        timeout.complete(answer.body().path("config").path("ackTimeoutMs").asLong(30_000));
+      } else if (answer != null && answer.status() != 503) {
+        timeout.completeExceptionally(answer.refusal());
+      } else if (!closing) {
+        timers.schedule(() -> readAckTimeout(timeout), backoff.nextMs(), TimeUnit.MILLISECONDS);
+      }
+    });
+  }
+
+  /** Starts the transport: connect, subscribe or poll. */
+  protected abstract void begin();
+
+  /** Sends acks; the future fails when they may not have arrived. */
+  protected abstract CompletableFuture<?> sendAcks(List<String> ackIds);
+
+  protected abstract CompletableFuture<?> sendNacks(ObjectNode nack);
+
+  protected abstract CompletableFuture<?> sendExtend(ObjectNode extend);
+
+  /** Stops the transport: no more deliveries. */
+  protected abstract void end();
+
+  /** Disconnects once the last settlements went out. */
+  protected abstract void disconnect();
+
+  /** Hands a delivery to the handler threads. */
+  protected final void dispatch(JsonNode event) {
+    Delivery delivery = new Delivery(event, this);
+    received.incrementAndGet();
+    if (closing) {
+      // it arrived after the subscriber stopped taking events: it comes again at once elsewhere
+      delivery.nack("the subscriber closed", Duration.ZERO);
+      return;
+    }
+    if (delivery.ackId() != null) {
+      leases.put(delivery, new Lease(System.nanoTime()));
+      unsettled.incrementAndGet();
+    }
+    workers.execute(new Handling(delivery));
+  }
+
+  /** Deliveries received and not yet settled (the polling subscriber's window). */
+  protected final int unsettled() {
+    return unsettled.get();
+  }
+
+  /** Called whenever a delivery is settled (the polling subscriber polls again for the room). */
+  protected void settledOne() {}
+
+  /** Runs the handler on one delivery. */
+  private final class Handling implements Runnable {
+    final Delivery delivery;
+
+    Handling(Delivery delivery) {
+      this.delivery = delivery;
+    }
+
+    @Override
+    public void run() {
+      try {
+        handler.handle(delivery);
+        if (!delivery.isSettled() && settings.beforeAck() != null) {
+          settings.beforeAck().persist(delivery);
+        }
+        delivery.ack();
+      } catch (Exception | AssertionError failure) {
+        delivery.nack(failure.toString());
+      }
+    }
+  }
+
+  @Override
+  public void ack(Delivery delivery) {
+    acked.incrementAndGet();
+    release(delivery);
+    acks.add(delivery.ackId());
+    if (ackFlushScheduled.compareAndSet(false, true)) {
+      timers.schedule(this::flushAcks, ACK_LINGER_MS, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  @Override
+  public void nack(Delivery delivery, String action, Duration delay, String reason) {
+    nacked.incrementAndGet();
+    release(delivery);
+    ObjectNode nack = Json.object().put("action", action);
+    nack.putArray("ackIds").add(delivery.ackId());
+    if (delay != null) {
+      nack.put("delayMs", delay.toMillis());
+    }
+    if (reason != null) {
+      // the gateway keeps at most 1024 bytes of a reason
+      nack.put("reason", reason.length() > 256 ? reason.substring(0, 256) : reason);
+    }
+    sendNacks(nack);
+  }
+
+  private void release(Delivery delivery) {
+    if (leases.remove(delivery) != null) {
+      unsettled.decrementAndGet();
+      settledOne();
+    }
+  }
+
+  /** Sends the acks gathered; those whose call failed wait for the next flush (on a new connection). */
+  protected final CompletableFuture<Void> flushAcks() {
+    ackFlushScheduled.set(false);
+    List<CompletableFuture<?>> calls = new ArrayList<>();
+    while (!acks.isEmpty()) {
+      List<String> ids = new ArrayList<>();
+      for (String id; ids.size() < MAX_IDS_PER_CALL && (id = acks.poll()) != null; ) {
+        ids.add(id);
+      }
+      calls.add(sendAcks(ids).whenComplete((done, failure) -> {
+        if (failure != null) {
+          acks.addAll(ids);
+        }
+      }));
+    }
+    return CompletableFuture.allOf(calls.toArray(CompletableFuture<?>[]::new));
+  }
+
+  /** When a delivery arrived, and when its deadline was last pushed back. */
+  private static final class Lease {
+    final long receivedAt;
+    long extendedAt;
+
+    Lease(long receivedAt) {
+      this.receivedAt = receivedAt;
+      this.extendedAt = receivedAt;
+    }
+  }
+
+  /**
+   * Pushes back the deadline of every unsettled delivery (running or waiting for a thread) whose
+   * deadline was last set half an ack timeout ago, unless it has been held for {@code maxLease}.
+   */
+  private void extendLeases() {
+    long now = System.nanoTime();
+    long halfNanos = TimeUnit.MILLISECONDS.toNanos(ackTimeoutMs / 2);
+    List<String> due = new ArrayList<>();
+    for (Map.Entry<Delivery, Lease> entry : leases.entrySet()) {
+      Lease lease = entry.getValue();
+      if (now - lease.extendedAt >= halfNanos && now - lease.receivedAt < settings.maxLease().toNanos()) {
+        lease.extendedAt = now;
+        due.add(entry.getKey().ackId());
+      }
+    }
+    for (int from = 0; from < due.size(); from += MAX_IDS_PER_CALL) {
+      ObjectNode extend = Json.object().put("extendMs", ackTimeoutMs);
+      ArrayNode ids = extend.putArray("ackIds");
+      due.subList(from, Math.min(due.size(), from + MAX_IDS_PER_CALL)).forEach(ids::add);
+      extensions.addAndGet(ids.size());
+      sendExtend(extend);
+    }
+  }
+
+  /** Stops for good after a refusal; {@link #stopped} tells why. */
+  protected final void stop(HeraldException refusal) {
+    if (stopped.completeExceptionally(refusal)) {
+      closing = true;
+      end();
+      shutDown();
+    }
+  }
+
+  @Override
+  public final CompletableFuture<Void> stopped() {
+    return stopped;
+  }
+
+  @Override
+  public final SubscriberStats stats() {
+    return new SubscriberStats(received.get(), acked.get(), nacked.get(), extensions.get(), connections.get());
+  }
+
+  @Override
+  public void close() {
+    if (closing) {
+      return;
+    }
+    closing = true;
+    end();
+    // what was received and not started comes again at once, on another subscriber
+    List<Runnable> waiting = new ArrayList<>();
+    workers.getQueue().drainTo(waiting);
+    workers.shutdown();
+    waiting.forEach(handling -> ((Handling) handling).delivery.nack("the subscriber closed", Duration.ZERO));
+    try {
+      workers.awaitTermination(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    try {
+      flushAcks().get(5, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      // they are not acked: the events come again after their deadline
+    }
+    shutDown();
+    stopped.complete(null);
+  }
+
+  private void shutDown() {
+    if (leaseTask != null) {
+      leaseTask.cancel(false);
+    }
+    workers.shutdownNow();
+    disconnect();
+  }
+}

@@ -1,0 +1,169 @@
+package io.herald.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A subscriber over a WebSocket in push mode: it subscribes with its window and the gateway sends
+ * batches while fewer than that many of this connection's deliveries are unsettled. Settlements go
+ * over the same socket. A closed or failed socket is opened again on the next node, after a jittered
+ * backoff (or the {@code Retry-After} of a blocked consumer's refused upgrade), and subscribed again;
+ * settlements that could not be sent go over the new one (an ackId is valid on any connection of the
+ * consumer).
+ */
+final class PushSubscriber extends AbstractSubscriber implements WebSocket.Listener {
+  private final StringBuilder frame = new StringBuilder();
+  private volatile WebSocket socket;
+  // the JDK's WebSocket refuses a send before the one before it completed: sends are chained
+  private CompletableFuture<?> sending = CompletableFuture.completedFuture(null);
+
+  PushSubscriber(Gateway gateway, String consumer, EventHandler handler, SubscriberSettings settings,
+      ScheduledExecutorService timers) {
+    super(gateway, consumer, handler, settings, timers);
+  }
+
+  @Override
+  protected void begin() {
+    connect();
+  }
+
+  private void connect() {
+    if (closing) {
+      return;
+    }
+    gateway.webSocket(path("/ws"), this).whenComplete((opened, failure) -> {
+      if (failure == null) {
+        return;
+      }
+      HttpResponse<?> refused = Gateway.refusedUpgrade(failure);
+      if (refused == null || refused.statusCode() == 503) {
+        reconnectIn(backoff.nextMs());
+      } else if (refused.statusCode() == 429) {
+        // the consumer is blocked: every upgrade is refused until the block ends
+        long retryAfterMs = Gateway.retryAfterMs(refused.headers().firstValue("Retry-After").orElse(null));
+        reconnectIn(Math.max(retryAfterMs, backoff.nextMs()));
+      } else {
+        stop(new HeraldException(refused.statusCode(), "UPGRADE_REFUSED",
+            "the gateway refused the WebSocket of consumer " + consumer + " (HTTP " + refused.statusCode() + ")", null));
+      }
+    });
+  }
+
+  private void reconnectIn(long delayMs) {
+    if (!closing) {
+      timers.schedule(this::connect, delayMs, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  @Override
+  public void onOpen(WebSocket opened) {
+    socket = opened;
+    synchronized (this) {
+      sending = CompletableFuture.completedFuture(null);
+    }
+    send(Json.object().put("op", "subscribe").put("window", settings.window()));
+    flushAcks();
+    opened.request(1);
+  }
+
+  @Override
+  public CompletionStage<?> onText(WebSocket from, CharSequence part, boolean last) {
+    frame.append(part);
+    if (last) {
+      JsonNode message = Json.decode(frame.toString());
+      frame.setLength(0);
+      receive(message);
+    }
+    from.request(1);
+    return null;
+  }
+
+  private void receive(JsonNode message) {
+    switch (message.path("type").asText()) {
+      case "batch" -> message.path("events").forEach(this::dispatch);
+      case "subscribed" -> {
+        connections.incrementAndGet();
+        backoff.reset();
+      }
+      case "error" -> {
+        int status = message.path("status").asInt();
+        // 429: polls are refused for the block; the gateway drops the socket at the end of its grace,
+        // and the upgrade is refused with Retry-After until the block ends
+        if (status != 429 && status != 503) {
+          stop(new HeraldException(status, message.path("code").asText(), message.path("message").asText(),
+              message.get("details")));
+        }
+      }
+      default -> {
+        // ackResult, nackResult, extendResult, pong: settlements need no answer to go on
+      }
+    }
+  }
+
+  @Override
+  public CompletionStage<?> onClose(WebSocket closed, int status, String reason) {
+    lost(closed);
+    return null;
+  }
+
+  @Override
+  public void onError(WebSocket failed, Throwable error) {
+    lost(failed);
+  }
+
+  private void lost(WebSocket lost) {
+    if (socket == lost) {
+      socket = null;
+      frame.setLength(0);
+      reconnectIn(backoff.nextMs());
+    }
+  }
+
+  private synchronized CompletableFuture<?> send(ObjectNode message) {
+    WebSocket open = socket;
+    if (open == null) {
+      return CompletableFuture.failedFuture(new HeraldException("not connected", null));
+    }
+    String text = Json.encode(message);
+    sending = sending.exceptionally(failed -> null).thenCompose(sent -> open.sendText(text, true));
+    return sending;
+  }
+
+  @Override
+  protected CompletableFuture<?> sendAcks(List<String> ackIds) {
+    ObjectNode ack = Json.object().put("op", "ack");
+    ackIds.forEach(ack.putArray("ackIds")::add);
+    return send(ack);
+  }
+
+  @Override
+  protected CompletableFuture<?> sendNacks(ObjectNode nack) {
+    return send(nack.put("op", "nack"));
+  }
+
+  @Override
+  protected CompletableFuture<?> sendExtend(ObjectNode extend) {
+    return send(extend.put("op", "extend"));
+  }
+
+  @Override
+  protected void end() {
+    send(Json.object().put("op", "unsubscribe"));
+  }
+
+  @Override
+  protected void disconnect() {
+    WebSocket open = socket;
+    socket = null;
+    if (open != null) {
+      sending.handle((sent, failed) -> open.sendClose(WebSocket.NORMAL_CLOSURE, "subscriber closed"));
+    }
+  }
+}

@@ -1,0 +1,178 @@
+package io.herald.client;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Both subscribers, push (WebSocket) and polling (HTTP), against the same behaviours. */
+@Timeout(120)
+class SubscriberTest {
+  private static Gateways gateways;
+  private static HeraldClient herald;
+
+  /** Which subscriber a test runs. */
+  enum Transport {
+    PUSH, POLLING;
+
+    Subscriber subscriber(HeraldClient client, String consumer, EventHandler handler, SubscriberSettings settings) {
+      return this == PUSH ? client.subscriber(consumer, handler, settings) : client.pollingSubscriber(consumer, handler, settings);
+    }
+  }
+
+  @BeforeAll
+  static void start() throws Exception {
+    gateways = new Gateways(1);
+    herald = HeraldClient.builder().endpoint(gateways.url(0)).build();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    herald.close();
+    gateways.close();
+  }
+
+  private static SubscriberSettings fast() {
+    return SubscriberSettings.defaults().withBackoff(Duration.ofMillis(50), Duration.ofMillis(500));
+  }
+
+  private static List<String> publish(String topic, int count) throws InterruptedException {
+    List<String> eventIds = new ArrayList<>();
+    try (Publisher publisher = herald.publisher()) {
+      List<java.util.concurrent.CompletableFuture<PublishResult>> results = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        results.add(publisher.publish(topic, Event.of(Map.of("n", i))));
+      }
+      results.forEach(r -> eventIds.add(r.join().eventId()));
+    }
+    return eventIds;
+  }
+
+  private static JsonNode metadata(String consumer) {
+    return gateways.metadata(consumer);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("every event reaches the handler, on a handler thread, and is acked when it returns")
+  void handlesAndAcks(Transport transport) throws Exception {
+    String topic = Gateways.topic("handled");
+    String consumer = gateways.consumer(topic, "");
+    List<String> seen = new CopyOnWriteArrayList<>();
+    Set<String> threads = ConcurrentHashMap.newKeySet();
+    try (Subscriber subscriber = transport.subscriber(herald, consumer, delivery -> {
+      seen.add(delivery.eventId());
+      threads.add(Thread.currentThread().getName());
+    }, fast().withWindow(20)).start()) {
+      List<String> published = publish(topic, 100);
+      await().atMost(Duration.ofSeconds(30)).until(() -> metadata(consumer).path("totals").path("acked").asInt() == 100);
+      assertEquals(Set.copyOf(published), Set.copyOf(seen));
+      assertEquals(100, seen.size());
+      assertTrue(threads.stream().allMatch(name -> name.startsWith("herald-" + consumer + "-handler-")), threads.toString());
+      assertEquals(0, metadata(consumer).path("unacked").asInt());
+      assertEquals(100, subscriber.stats().acked());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("a handler that throws: the delivery is nacked with the exception as its reason and comes again")
+  void throwingHandlerNacks(Transport transport) throws Exception {
+    String topic = Gateways.topic("nacked");
+    String consumer = gateways.consumer(topic, "\"redelivery\":{\"initialDelayMs\":0}");
+    List<Integer> deliveryCounts = new CopyOnWriteArrayList<>();
+    try (Subscriber subscriber = transport.subscriber(herald, consumer, delivery -> {
+      deliveryCounts.add(delivery.deliveryCount());
+      if (delivery.deliveryCount() == 1) {
+        throw new IllegalStateException("first time fails");
+      }
+    }, fast()).start()) {
+      String eventId = publish(topic, 1).get(0);
+      await().atMost(Duration.ofSeconds(30)).until(() -> metadata(consumer).path("totals").path("acked").asInt() == 1);
+      assertEquals(List.of(1, 2), deliveryCounts);
+      String history = gateways.history(consumer, eventId).toString();
+      assertTrue(history.contains("first time fails"), history);
+      assertEquals(1, subscriber.stats().nacked());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("a handler slower than the ack timeout is extended while it runs, not redelivered")
+  void slowHandlerIsExtended(Transport transport) throws Exception {
+    String topic = Gateways.topic("slow");
+    String consumer = gateways.consumer(topic, "\"ackTimeoutMs\":5000,\"redelivery\":{\"initialDelayMs\":0}");
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger calls = new AtomicInteger();
+    try (Subscriber subscriber = transport.subscriber(herald, consumer, delivery -> {
+      calls.incrementAndGet();
+      release.await(60, TimeUnit.SECONDS);
+    }, fast()).start()) {
+      String eventId = publish(topic, 1).get(0);
+      // released once its deadline was pushed back three times: 2.5 ack timeouts past its hand-out
+      await().atMost(Duration.ofSeconds(30)).until(() -> {
+        JsonNode delivery = gateways.history(consumer, eventId).path("deliveries").path(0);
+        return delivery.path("ackDeadline").asLong() >= delivery.path("handedOutAt").asLong() + 12_500;
+      });
+      release.countDown();
+      await().atMost(Duration.ofSeconds(10)).until(() -> metadata(consumer).path("totals").path("acked").asInt() == 1);
+      assertEquals(1, calls.get());
+      assertEquals(0, metadata(consumer).path("totals").path("redelivered").asInt());
+      assertEquals(1, gateways.history(consumer, eventId).path("deliveries").size());
+      assertTrue(subscriber.stats().extensions() >= 3, subscriber.stats().toString());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("the node a subscriber uses is killed: it resumes on the other node and every event is handled and acked")
+  void resumesOnAnotherNode(Transport transport) throws Exception {
+    String topic = Gateways.topic("failover");
+    String consumer = gateways.consumer(topic, "\"ackTimeoutMs\":5000,\"redelivery\":{\"initialDelayMs\":0}");
+    Set<String> handled = ConcurrentHashMap.newKeySet();
+    Gateways.Node victim = gateways.addNode();
+    HeraldClient twoNodes = HeraldClient.builder().endpoint(victim.url()).endpoint(gateways.url(0)).build();
+    try (Subscriber subscriber = transport.subscriber(twoNodes, consumer, delivery -> handled.add(delivery.eventId()),
+        fast().withWindow(10)).start()) {
+      List<String> first = publish(topic, 50);
+      await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= 20);
+      victim.kill();
+      List<String> second = publish(topic, 50);
+      await().atMost(Duration.ofSeconds(60)).until(() -> handled.containsAll(first) && handled.containsAll(second));
+      await().atMost(Duration.ofSeconds(30)).until(() -> metadata(consumer).path("backlog").asInt() == 0
+          && metadata(consumer).path("unacked").asInt() == 0);
+      assertTrue(subscriber.stats().connections() >= 2, subscriber.stats().toString());
+    } finally {
+      twoNodes.close();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("a refused subscriber (unknown consumer) stops and says why")
+  void refused(Transport transport) {
+    Subscriber subscriber = transport.subscriber(herald, "no-such-consumer", delivery -> { }, fast()).start();
+    Throwable failure = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
+        () -> subscriber.stopped().get(30, TimeUnit.SECONDS));
+    assertEquals("NOT_FOUND", assertInstanceOf(HeraldException.class, failure.getCause()).code());
+    subscriber.close();
+  }
+}
