@@ -28,6 +28,8 @@ import java.util.concurrent.atomic.AtomicLong;
 abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   private static final long ACK_LINGER_MS = 5;
   private static final int MAX_IDS_PER_CALL = 1000;
+  /** How long a delivery of an event another delivery is still being handled for waits to come again. */
+  private static final Duration BUSY_DELAY = Duration.ofSeconds(1);
 
   protected final Gateway gateway;
   protected final String consumer;
@@ -53,6 +55,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   private final AtomicLong nacked = new AtomicLong();
   private final AtomicLong extensions = new AtomicLong();
   protected final AtomicLong connections = new AtomicLong();
+  protected final AtomicLong throttled = new AtomicLong();
 
   AbstractSubscriber(Gateway gateway, String consumer, EventHandler handler, SubscriberSettings settings,
       ScheduledExecutorService timers) {
@@ -165,14 +168,35 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
 
     @Override
     public void run() {
+      ProcessedEvents repeats = settings.processed();
+      String eventId = delivery.eventId();
+      if (repeats != null) {
+        switch (repeats.claim(eventId)) {
+          case DONE -> {
+            delivery.ack();
+            return;
+          }
+          case BUSY -> {
+            delivery.nack("being processed on another delivery", BUSY_DELAY);
+            return;
+          }
+          default -> { }
+        }
+      }
+      boolean processed = false;
       try {
         handler.handle(delivery);
         if (!delivery.isSettled() && settings.beforeAck() != null) {
           settings.beforeAck().persist(delivery);
         }
         delivery.ack();
+        processed = delivery.wasAcked();
       } catch (Exception | AssertionError failure) {
         delivery.nack(failure.toString());
+      } finally {
+        if (repeats != null) {
+          repeats.release(eventId, processed);
+        }
       }
     }
   }
@@ -279,7 +303,8 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
 
   @Override
   public final SubscriberStats stats() {
-    return new SubscriberStats(received.get(), acked.get(), nacked.get(), extensions.get(), connections.get());
+    return new SubscriberStats(received.get(), acked.get(), nacked.get(), extensions.get(), connections.get(),
+        throttled.get());
   }
 
   @Override

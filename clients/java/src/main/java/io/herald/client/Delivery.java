@@ -18,6 +18,7 @@ public final class Delivery {
   private final JsonNode event;
   private final Settlements settlements;
   private final AtomicBoolean settled = new AtomicBoolean();
+  private volatile boolean acked;
 
   Delivery(JsonNode event, Settlements settlements) {
     this.event = event;
@@ -81,6 +82,7 @@ public final class Delivery {
   /** Acks it: it will not come again. */
   public void ack() {
     if (settle()) {
+      acked = true;
       settlements.ack(this);
     }
   }
@@ -106,6 +108,11 @@ public final class Delivery {
   /** Whether it was acked, nacked or rejected already. */
   public boolean isSettled() {
     return settled.get();
+  }
+
+  /** Whether it was settled by an ack. */
+  boolean wasAcked() {
+    return acked;
   }
 
   private boolean settle() {

@@ -33,6 +33,9 @@ final class PollingSubscriber extends AbstractSubscriber {
     while (!closing) {
       try {
         int free = awaitRoom();
+        if (closing) {
+          return;
+        }
         ObjectNode body = Json.object().put("maxEvents", Math.min(free, MAX_EVENTS_PER_POLL))
             .put("waitMs", settings.pollWait().toMillis());
         Gateway.Answer answer;
@@ -51,6 +54,7 @@ final class PollingSubscriber extends AbstractSubscriber {
           backoff.reset();
           answer.body().path("events").forEach(this::dispatch);
         } else if (answer.status() == 429) {
+          throttled.incrementAndGet();
           Thread.sleep(Math.max(answer.retryAfterMs(), backoff.nextMs()));
         } else if (answer.status() == 503) {
           failing = true;

@@ -1,20 +1,29 @@
 package io.herald.client;
 
-import java.time.Duration;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * Remembers the eventIds of the last {@code capacity} events a handler finished, so that a
- * redelivery of one of them (its ack was lost, or came after the deadline) is acked without running
- * the handler again. Memory is bounded: the oldest ids are forgotten first. It sees this process'
- * deliveries only; work that must happen once across processes needs idempotent side effects too.
+ * Remembers the eventIds of the last {@code capacity} events this process handled and acked, so that
+ * a subscriber given it ({@link SubscriberSettings#withProcessedEvents}) acks a redelivery of one of
+ * them (its ack was lost, or came after the deadline) without running the handler again. An event
+ * counts as processed only once its handler returned and its {@link BeforeAck} succeeded. Memory is
+ * bounded: the oldest ids are forgotten first. It sees this process' deliveries only; work that must
+ * happen once across processes needs idempotent side effects too. One instance may serve several
+ * subscribers.
  */
 public final class ProcessedEvents {
-  /** How long a delivery of an event that is still being handled here waits before it comes again. */
-  private static final Duration BUSY_DELAY = Duration.ofSeconds(1);
+  /** What a delivery's eventId is to this process. */
+  enum Claim {
+    /** not seen: run the handler */
+    NEW,
+    /** handled and acked already: ack the repeat */
+    DONE,
+    /** being handled right now on another delivery: let this one come again later */
+    BUSY
+  }
 
   private final Map<String, Boolean> done;
   private final Set<String> running = new HashSet<>();
@@ -31,36 +40,21 @@ public final class ProcessedEvents {
     };
   }
 
-  /** {@code handler}, run at most once per event this process finished. */
-  public EventHandler skipRepeats(EventHandler handler) {
-    return delivery -> {
-      String eventId = delivery.eventId();
-      synchronized (this) {
-        if (done.containsKey(eventId)) {
-          return; // returning acks it
-        }
-        if (!running.add(eventId)) {
-          // the same event on two deliveries at once (e.g. after a reconnect): settle this one later
-          delivery.nack("already being processed", BUSY_DELAY);
-          return;
-        }
-      }
-      boolean finished = false;
-      try {
-        handler.handle(delivery);
-        finished = true;
-      } finally {
-        synchronized (this) {
-          running.remove(eventId);
-          if (finished) {
-            done.put(eventId, Boolean.TRUE);
-          }
-        }
-      }
-    };
+  synchronized Claim claim(String eventId) {
+    if (done.containsKey(eventId)) {
+      return Claim.DONE;
+    }
+    return running.add(eventId) ? Claim.NEW : Claim.BUSY;
   }
 
-  /** Whether the event was finished here (and is still remembered). */
+  synchronized void release(String eventId, boolean processed) {
+    running.remove(eventId);
+    if (processed) {
+      done.put(eventId, Boolean.TRUE);
+    }
+  }
+
+  /** Whether the event was processed here (and is still remembered). */
   public synchronized boolean contains(String eventId) {
     return done.containsKey(eventId);
   }

@@ -47,6 +47,7 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
         reconnectIn(backoff.nextMs());
       } else if (refused.statusCode() == 429) {
         // the consumer is blocked: every upgrade is refused until the block ends
+        throttled.incrementAndGet();
         long retryAfterMs = Gateway.retryAfterMs(refused.headers().firstValue("Retry-After").orElse(null));
         reconnectIn(Math.max(retryAfterMs, backoff.nextMs()));
       } else {
@@ -96,7 +97,9 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
         int status = message.path("status").asInt();
         // 429: polls are refused for the block; the gateway drops the socket at the end of its grace,
         // and the upgrade is refused with Retry-After until the block ends
-        if (status != 429 && status != 503) {
+        if (status == 429) {
+          throttled.incrementAndGet();
+        } else if (status != 503) {
           stop(new HeraldException(status, message.path("code").asText(), message.path("message").asText(),
               message.get("details")));
         }

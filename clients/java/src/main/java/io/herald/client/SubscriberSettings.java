@@ -17,9 +17,10 @@ import java.time.Duration;
  * @param maxBackoff     the longest such wait
  * @param closeTimeout   how long {@code close} lets running handlers finish
  * @param beforeAck      runs before each ack (null: none)
+ * @param processed      events processed already, whose repeats are acked without the handler (null: none)
  */
 public record SubscriberSettings(int window, int parallelism, Duration ackTimeout, Duration maxLease, Duration pollWait,
-    Duration initialBackoff, Duration maxBackoff, Duration closeTimeout, BeforeAck beforeAck) {
+    Duration initialBackoff, Duration maxBackoff, Duration closeTimeout, BeforeAck beforeAck, ProcessedEvents processed) {
 
   public SubscriberSettings {
     if (window < 1 || parallelism < 1) {
@@ -33,36 +34,42 @@ public record SubscriberSettings(int window, int parallelism, Duration ackTimeou
   /** A window of 100, 4 handler threads, leases up to 1 h, 20 s long polls, backoff 200 ms..30 s. */
   public static SubscriberSettings defaults() {
     return new SubscriberSettings(100, 4, null, Duration.ofHours(1), Duration.ofSeconds(20), Duration.ofMillis(200),
-        Duration.ofSeconds(30), Duration.ofSeconds(30), null);
+        Duration.ofSeconds(30), Duration.ofSeconds(30), null, null);
   }
 
   public SubscriberSettings withWindow(int window) {
     return new SubscriberSettings(window, parallelism, ackTimeout, maxLease, pollWait, initialBackoff, maxBackoff,
-        closeTimeout, beforeAck);
+        closeTimeout, beforeAck, processed);
   }
 
   public SubscriberSettings withParallelism(int threads) {
     return new SubscriberSettings(window, threads, ackTimeout, maxLease, pollWait, initialBackoff, maxBackoff,
-        closeTimeout, beforeAck);
+        closeTimeout, beforeAck, processed);
   }
 
   public SubscriberSettings withAckTimeout(Duration timeout) {
     return new SubscriberSettings(window, parallelism, timeout, maxLease, pollWait, initialBackoff, maxBackoff,
-        closeTimeout, beforeAck);
+        closeTimeout, beforeAck, processed);
   }
 
   public SubscriberSettings withMaxLease(Duration lease) {
     return new SubscriberSettings(window, parallelism, ackTimeout, lease, pollWait, initialBackoff, maxBackoff,
-        closeTimeout, beforeAck);
+        closeTimeout, beforeAck, processed);
   }
 
   public SubscriberSettings withBackoff(Duration initial, Duration max) {
     return new SubscriberSettings(window, parallelism, ackTimeout, maxLease, pollWait, initial, max, closeTimeout,
-        beforeAck);
+        beforeAck, processed);
   }
 
   public SubscriberSettings withBeforeAck(BeforeAck hook) {
     return new SubscriberSettings(window, parallelism, ackTimeout, maxLease, pollWait, initialBackoff, maxBackoff,
-        closeTimeout, hook);
+        closeTimeout, hook, processed);
+  }
+
+  /** Acks repeats of events these processed already, without running the handler (see {@link ProcessedEvents}). */
+  public SubscriberSettings withProcessedEvents(ProcessedEvents events) {
+    return new SubscriberSettings(window, parallelism, ackTimeout, maxLease, pollWait, initialBackoff, maxBackoff,
+        closeTimeout, beforeAck, events);
   }
 }

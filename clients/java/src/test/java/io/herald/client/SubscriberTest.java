@@ -165,6 +165,125 @@ class SubscriberTest {
     }
   }
 
+  private static void blockByPolling(String consumer) {
+    while (gateways.send("POST", "/v1/consumers/" + consumer + "/poll", "{}").statusCode() != 429) {
+      // a consumer allowed one poll a second is blocked by the second
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("a blocked consumer (429): the subscriber waits out Retry-After, then takes its events")
+  void waitsOutABlock(Transport transport) throws Exception {
+    String topic = Gateways.topic("blocked");
+    String consumer = gateways.consumer(topic, "\"rateLimit\":{\"tps\":1,\"blockMs\":2000,\"graceMs\":0}");
+    blockByPolling(consumer);
+    Set<String> handled = ConcurrentHashMap.newKeySet();
+    try (Subscriber subscriber = transport.subscriber(herald, consumer, delivery -> handled.add(delivery.eventId()), fast()).start()) {
+      List<String> published = publish(topic, 3);
+      await().atMost(Duration.ofSeconds(30)).until(() -> handled.containsAll(published));
+      assertTrue(subscriber.stats().throttled() >= 1, subscriber.stats().toString());
+    }
+  }
+
+  @org.junit.jupiter.api.Test
+  @DisplayName("push: blocked while connected, the subscriber is told (429 notice), dropped, reconnects after the block and goes on")
+  void pushSubscriberOutlivesABlock() throws Exception {
+    String topic = Gateways.topic("notice");
+    String consumer = gateways.consumer(topic, "\"rateLimit\":{\"tps\":1,\"blockMs\":2000,\"graceMs\":0}");
+    Set<String> handled = ConcurrentHashMap.newKeySet();
+    try (Subscriber subscriber = Transport.PUSH.subscriber(herald, consumer, delivery -> handled.add(delivery.eventId()), fast()).start()) {
+      await().atMost(Duration.ofSeconds(10)).until(() -> subscriber.stats().connections() == 1);
+      blockByPolling(consumer);
+      await().atMost(Duration.ofSeconds(10)).until(() -> subscriber.stats().throttled() >= 1);
+      List<String> published = publish(topic, 3);
+      await().atMost(Duration.ofSeconds(30)).until(() -> handled.containsAll(published));
+      assertTrue(subscriber.stats().connections() >= 2, subscriber.stats().toString());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("beforeAck runs after the handler and before the ack; when it fails the delivery is nacked and handled again")
+  void beforeAck(Transport transport) throws Exception {
+    String topic = Gateways.topic("persist");
+    String consumer = gateways.consumer(topic, "\"redelivery\":{\"initialDelayMs\":0}");
+    List<Integer> handled = new CopyOnWriteArrayList<>();
+    List<Integer> ackedWhenPersisting = new CopyOnWriteArrayList<>();
+    BeforeAck persist = delivery -> {
+      ackedWhenPersisting.add(metadata(consumer).path("totals").path("acked").asInt());
+      if (delivery.deliveryCount() == 1) {
+        throw new IllegalStateException("the database is away");
+      }
+    };
+    try (Subscriber subscriber = transport.subscriber(herald, consumer, delivery -> handled.add(delivery.deliveryCount()),
+        fast().withBeforeAck(persist)).start()) {
+      publish(topic, 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> metadata(consumer).path("totals").path("acked").asInt() == 1);
+      assertEquals(List.of(1, 2), handled, "work that was not persisted is done again");
+      assertEquals(List.of(0, 0), ackedWhenPersisting, "nothing was acked before it was persisted");
+      assertEquals(1, subscriber.stats().nacked());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("ProcessedEvents: a repeat of an event still being handled comes back later, one already processed is acked unhandled")
+  void processedEventsSkipRepeats(Transport transport) throws Exception {
+    String topic = Gateways.topic("repeats");
+    String consumer = gateways.consumer(topic, "\"ackTimeoutMs\":5000,\"redelivery\":{\"initialDelayMs\":0}");
+    ProcessedEvents processed = new ProcessedEvents(1000);
+    AtomicInteger calls = new AtomicInteger();
+    CountDownLatch release = new CountDownLatch(1);
+    // no lease extension: the delivery lapses while its handler runs, and the event comes again
+    SubscriberSettings settings = fast().withParallelism(2).withMaxLease(Duration.ZERO).withProcessedEvents(processed);
+    try (Subscriber subscriber = transport.subscriber(herald, consumer, delivery -> {
+      calls.incrementAndGet();
+      release.await(60, TimeUnit.SECONDS);
+    }, settings).start()) {
+      String eventId = publish(topic, 1).get(0);
+      await().atMost(Duration.ofSeconds(30)).until(() -> subscriber.stats().nacked() >= 1);
+      release.countDown();
+      await().atMost(Duration.ofSeconds(30)).until(() -> metadata(consumer).path("totals").path("acked").asInt() == 1);
+      assertEquals(1, calls.get());
+      assertTrue(processed.contains(eventId));
+      assertTrue(gateways.history(consumer, eventId).path("deliveries").size() >= 3, "handed out, lapsed, nacked as busy, acked");
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("close lets the running handler finish and acks it, and nacks what waited for a thread so it comes again at once")
+  void closeSettlesEverything(Transport transport) throws Exception {
+    String topic = Gateways.topic("close");
+    String consumer = gateways.consumer(topic, "\"ackTimeoutMs\":600000");
+    CountDownLatch running = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Subscriber subscriber = transport.subscriber(herald, consumer, delivery -> {
+      running.countDown();
+      release.await(30, TimeUnit.SECONDS);
+    }, fast().withParallelism(1).withWindow(5)).start();
+    publish(topic, 5);
+    assertTrue(running.await(30, TimeUnit.SECONDS));
+    await().atMost(Duration.ofSeconds(10)).until(() -> subscriber.stats().received() == 5);
+    Thread closing = new Thread(subscriber::close);
+    closing.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> subscriber.stats().nacked() == 4);
+    release.countDown();
+    closing.join(30_000);
+    assertEquals(1, subscriber.stats().acked());
+    List<Integer> again = new CopyOnWriteArrayList<>();
+    Subscriber next = transport.subscriber(herald, consumer, delivery -> again.add(delivery.deliveryCount()), fast()).start();
+    try {
+      // long before their 10 min deadline
+      await().atMost(Duration.ofSeconds(10)).until(() -> again.size() == 4);
+      assertEquals(List.of(2, 2, 2, 2), again);
+    } finally {
+      next.close();
+    }
+    assertEquals(5, metadata(consumer).path("totals").path("acked").asInt());
+  }
+
   @ParameterizedTest
   @EnumSource(Transport.class)
   @DisplayName("a refused subscriber (unknown consumer) stops and says why")
