@@ -1,0 +1,467 @@
+import { Backoff, sleep } from './backoff.js';
+import { HeraldError } from './errors.js';
+
+const ACK_LINGER_MS = 5;
+const MAX_IDS_PER_CALL = 1000;
+
+/**
+ * One hand-out of an event. A handler may settle it itself (ack, nack, reject); if it resolves
+ * without doing so the subscriber acks it, and if it throws the subscriber nacks it. Only the first
+ * settlement counts.
+ */
+export class Delivery {
+  #subscriber;
+  #settled = false;
+
+  constructor(event, subscriber) {
+    this.eventId = event.eventId;
+    this.topic = event.topic;
+    this.key = event.key ?? null;
+    this.headers = event.headers ?? {};
+    this.payload = event.payload;
+    this.publishedAt = event.publishedAt;
+    this.deliveryCount = event.deliveryCount ?? 1;
+    this.ackId = event.ackId ?? null;
+    this.#subscriber = subscriber;
+  }
+
+  get settled() {
+    return this.#settled;
+  }
+
+  ack() {
+    if (this.#settle()) {
+      this.#subscriber.ack(this);
+    }
+  }
+
+  /** Comes again after the consumer's backoff, or after `delayMs`. */
+  nack(reason = undefined, delayMs = undefined) {
+    if (this.#settle()) {
+      this.#subscriber.nack(this, 'REQUEUE', reason, delayMs);
+    }
+  }
+
+  /** To the consumer's error queue. */
+  reject(reason = undefined) {
+    if (this.#settle()) {
+      this.#subscriber.nack(this, 'REJECT', reason, undefined);
+    }
+  }
+
+  #settle() {
+    if (this.#settled) {
+      return false;
+    }
+    this.#settled = true;
+    return this.ackId !== null;
+  }
+}
+
+/**
+ * Takes a consumer's events and runs a handler on each, over a WebSocket in push mode (transport
+ * 'push') or by HTTP long polling ('poll'): acks what the handler finished, nacks what it failed,
+ * extends the deadline of what it still works on, reconnects (to the next node) after failures with
+ * jittered backoff, and waits out a blocked consumer.
+ */
+export class Subscriber {
+  #gateway;
+  #consumer;
+  #handler;
+  #settings;
+  #backoff;
+  #closing = false;
+  #started = false;
+  #stopped;
+  #stop;
+  #socket = null;
+  #waiting = [];
+  #running = new Set();
+  #leases = new Map();
+  #acks = [];
+  #ackTimer = null;
+  #leaseTimer = null;
+  #ackTimeoutMs = 30_000;
+  #roomWaiters = [];
+  stats = { received: 0, acked: 0, nacked: 0, extensions: 0, connections: 0, throttled: 0 };
+
+  constructor(gateway, consumer, handler, settings = {}) {
+    this.#gateway = gateway;
+    this.#consumer = consumer;
+    this.#handler = handler;
+    this.#settings = {
+      transport: 'push',
+      window: 100,
+      parallelism: 4,
+      ackTimeoutMs: null,
+      maxLeaseMs: 3_600_000,
+      pollWaitMs: 20_000,
+      initialBackoffMs: 200,
+      maxBackoffMs: 30_000,
+      closeTimeoutMs: 30_000,
+      beforeAck: null,
+      ...settings,
+    };
+    if (!['push', 'poll'].includes(this.#settings.transport)) {
+      throw new RangeError(`transport is push or poll, not ${this.#settings.transport}`);
+    }
+    this.#backoff = new Backoff(this.#settings.initialBackoffMs, this.#settings.maxBackoffMs);
+    this.#stopped = new Promise((resolve, reject) => {
+      this.#stop = { resolve, reject };
+    });
+    // stopped is for those who ask; a refusal nobody awaits is not an unhandled rejection
+    this.#stopped.catch(() => {});
+  }
+
+  /** Rejects with the HeraldError when the gateway refused the subscriber for good; resolves after close. */
+  get stopped() {
+    return this.#stopped;
+  }
+
+  #path(tail) {
+    return `/v1/consumers/${this.#consumer}${tail}`;
+  }
+
+  start() {
+    if (this.#started) {
+      throw new Error('already started');
+    }
+    this.#started = true;
+    this.#begin().catch((error) => this.#fail(error));
+    return this;
+  }
+
+  async #begin() {
+    this.#ackTimeoutMs = this.#settings.ackTimeoutMs ?? (await this.#consumerAckTimeout());
+    if (this.#closing) {
+      return;
+    }
+    const everyMs = Math.max(250, this.#ackTimeoutMs / 4);
+    this.#leaseTimer = setInterval(() => this.#extendLeases(), everyMs);
+    if (this.#settings.transport === 'push') {
+      this.#connect();
+    } else {
+      this.#pollLoop().catch((error) => this.#fail(error));
+    }
+  }
+
+  async #consumerAckTimeout() {
+    for (;;) {
+      try {
+        const answer = await this.#gateway.call('GET', this.#path('/metadata'));
+        if (answer.ok) {
+          return answer.body.config.ackTimeoutMs;
+        }
+        if (answer.status !== 503) {
+          throw HeraldError.fromAnswer(answer.status, answer.body);
+        }
+      } catch (error) {
+        if (!(error instanceof HeraldError) || !error.transient) {
+          throw error;
+        }
+      }
+      await sleep(this.#backoff.nextMs());
+    }
+  }
+
+  // --- push ---------------------------------------------------------------------------------------
+
+  #connect() {
+    if (this.#closing) {
+      return;
+    }
+    const node = this.#gateway.endpoint;
+    const socket = this.#gateway.webSocket(this.#path('/ws'));
+    let opened = false;
+    socket.onopen = () => {
+      opened = true;
+      this.#socket = socket;
+      socket.send(JSON.stringify({ op: 'subscribe', window: this.#settings.window }));
+      this.#flushAcks();
+    };
+    socket.onmessage = (message) => this.#receive(JSON.parse(message.data));
+    // a refused upgrade fires only 'error' on some implementations, a lost socket 'error' then 'close'
+    let ended = false;
+    socket.onerror = socket.onclose = () => {
+      if (ended) {
+        return;
+      }
+      ended = true;
+      if (this.#socket === socket) {
+        this.#socket = null;
+      }
+      if (this.#closing) {
+        return;
+      }
+      if (opened) {
+        setTimeout(() => this.#connect(), this.#backoff.nextMs());
+      } else {
+        this.#gateway.failed(node);
+        this.#refusedUpgrade().catch((error) => this.#fail(error));
+      }
+    };
+  }
+
+  /**
+   * A WebSocket that never opened says nothing of why (browsers hide the HTTP answer): the consumer's
+   * metadata tells a refusal for good (401, 403, 404) or a block to wait out.
+   */
+  async #refusedUpgrade() {
+    let waitMs = this.#backoff.nextMs();
+    try {
+      const answer = await this.#gateway.call('GET', this.#path('/metadata'));
+      if (!answer.ok && answer.status !== 503) {
+        throw HeraldError.fromAnswer(answer.status, answer.body);
+      }
+      const blockedUntil = answer.body?.throttle?.blockedUntil;
+      if (answer.ok && answer.body.throttle?.blocked && blockedUntil) {
+        this.stats.throttled++;
+        waitMs = Math.max(waitMs, blockedUntil - Date.now());
+      }
+    } catch (error) {
+      if (!(error instanceof HeraldError) || !error.transient) {
+        throw error;
+      }
+    }
+    setTimeout(() => this.#connect(), waitMs);
+  }
+
+  #receive(message) {
+    switch (message.type) {
+      case 'batch':
+        message.events.forEach((event) => this.#dispatch(event));
+        break;
+      case 'subscribed':
+        this.stats.connections++;
+        this.#backoff.reset();
+        break;
+      case 'error':
+        if (message.status === 429) {
+          // polls are refused for the block; the gateway drops the socket after its grace
+          this.stats.throttled++;
+        } else if (message.status !== 503) {
+          this.#fail(new HeraldError(message.status, message.code, message.message, message.details ?? null));
+        }
+        break;
+      default:
+      // ackResult, nackResult, extendResult, pong: settlements need no answer to go on
+    }
+  }
+
+  #sendFrame(frame) {
+    const socket = this.#socket;
+    if (!socket || socket.readyState !== 1) {
+      return false;
+    }
+    socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  // --- poll ---------------------------------------------------------------------------------------
+
+  async #pollLoop() {
+    let failing = true;
+    while (!this.#closing) {
+      const free = await this.#room();
+      if (this.#closing) {
+        return;
+      }
+      let answer;
+      try {
+        answer = await this.#gateway.call('POST', this.#path('/poll'),
+          { maxEvents: Math.min(free, 1000), waitMs: this.#settings.pollWaitMs }, this.#settings.pollWaitMs + 10_000);
+      } catch {
+        failing = true;
+        await sleep(this.#backoff.nextMs());
+        continue;
+      }
+      if (answer.ok) {
+        if (failing) {
+          this.stats.connections++;
+          failing = false;
+        }
+        this.#backoff.reset();
+        answer.body.events.forEach((event) => this.#dispatch(event));
+      } else if (answer.status === 429) {
+        this.stats.throttled++;
+        await sleep(Math.max(answer.retryAfterMs, this.#backoff.nextMs()));
+      } else if (answer.status === 503) {
+        failing = true;
+        this.#gateway.failed(this.#gateway.endpoint);
+        await sleep(this.#backoff.nextMs());
+      } else {
+        throw HeraldError.fromAnswer(answer.status, answer.body);
+      }
+    }
+  }
+
+  /** Resolves with the window's room once some is free. */
+  #room() {
+    const free = this.#settings.window - this.#leases.size;
+    if (free > 0 || this.#closing) {
+      return Promise.resolve(Math.max(1, free));
+    }
+    return new Promise((resolve) => this.#roomWaiters.push(() => resolve(Math.max(1, this.#settings.window - this.#leases.size))));
+  }
+
+  async #settleOverHttp(tail, body) {
+    const answer = await this.#gateway.call('POST', this.#path(tail), body);
+    if (!answer.ok) {
+      throw HeraldError.fromAnswer(answer.status, answer.body);
+    }
+  }
+
+  // --- handling and settlement --------------------------------------------------------------------
+
+  #dispatch(event) {
+    const delivery = new Delivery(event, this);
+    this.stats.received++;
+    if (this.#closing) {
+      // it came after the subscriber stopped taking events: it comes again at once elsewhere
+      delivery.nack('the subscriber closed', 0);
+      return;
+    }
+    if (delivery.ackId) {
+      const now = Date.now();
+      this.#leases.set(delivery, { receivedAt: now, extendedAt: now });
+    }
+    this.#waiting.push(delivery);
+    this.#runNext();
+  }
+
+  #runNext() {
+    while (this.#running.size < this.#settings.parallelism && this.#waiting.length) {
+      const delivery = this.#waiting.shift();
+      const run = this.#handle(delivery).finally(() => {
+        this.#running.delete(run);
+        this.#runNext();
+      });
+      this.#running.add(run);
+    }
+  }
+
+  async #handle(delivery) {
+    try {
+      await this.#handler(delivery);
+      if (!delivery.settled && this.#settings.beforeAck) {
+        await this.#settings.beforeAck(delivery);
+      }
+      delivery.ack();
+    } catch (error) {
+      delivery.nack(String(error?.message ?? error).slice(0, 256));
+    }
+  }
+
+  /** @internal called by Delivery */
+  ack(delivery) {
+    this.stats.acked++;
+    this.#release(delivery);
+    this.#acks.push(delivery.ackId);
+    this.#ackTimer ??= setTimeout(() => this.#flushAcks(), ACK_LINGER_MS);
+  }
+
+  /** @internal called by Delivery */
+  nack(delivery, action, reason, delayMs) {
+    this.stats.nacked++;
+    this.#release(delivery);
+    const body = { ackIds: [delivery.ackId], action };
+    if (reason !== undefined) {
+      body.reason = reason;
+    }
+    if (delayMs !== undefined) {
+      body.delayMs = delayMs;
+    }
+    // a nack that is lost leaves the event to come again after its deadline
+    if (this.#settings.transport === 'push') {
+      this.#sendFrame({ op: 'nack', ...body });
+    } else {
+      this.#settleOverHttp('/nacks', body).catch(() => {});
+    }
+  }
+
+  #release(delivery) {
+    if (this.#leases.delete(delivery)) {
+      this.#roomWaiters.splice(0).forEach((wake) => wake());
+    }
+  }
+
+  /** Sends the acks gathered; those that could not go wait for the next flush (on a new connection). */
+  async #flushAcks() {
+    this.#ackTimer = null;
+    const calls = [];
+    while (this.#acks.length) {
+      const ackIds = this.#acks.splice(0, MAX_IDS_PER_CALL);
+      if (this.#settings.transport === 'push') {
+        if (!this.#sendFrame({ op: 'ack', ackIds })) {
+          this.#acks.unshift(...ackIds);
+          break;
+        }
+      } else {
+        calls.push(this.#settleOverHttp('/acks', { ackIds }).catch(() => this.#acks.push(...ackIds)));
+      }
+    }
+    await Promise.all(calls);
+  }
+
+  /** Pushes back the deadline of every unsettled delivery last extended half an ack timeout ago. */
+  #extendLeases() {
+    const now = Date.now();
+    const due = [];
+    for (const [delivery, lease] of this.#leases) {
+      if (now - lease.extendedAt >= this.#ackTimeoutMs / 2 && now - lease.receivedAt < this.#settings.maxLeaseMs) {
+        lease.extendedAt = now;
+        due.push(delivery.ackId);
+      }
+    }
+    for (let from = 0; from < due.length; from += MAX_IDS_PER_CALL) {
+      const body = { ackIds: due.slice(from, from + MAX_IDS_PER_CALL), extendMs: this.#ackTimeoutMs };
+      this.stats.extensions += body.ackIds.length;
+      if (this.#settings.transport === 'push') {
+        this.#sendFrame({ op: 'extend', ...body });
+      } else {
+        this.#settleOverHttp('/extend', body).catch(() => {});
+      }
+    }
+  }
+
+  #fail(error) {
+    if (this.#closing) {
+      return;
+    }
+    this.#closing = true;
+    this.#shutDown();
+    this.#stop.reject(error instanceof HeraldError ? error : HeraldError.unreachable(this.#consumer, error));
+  }
+
+  /**
+   * Stops taking events; nacks what was received and not started (it comes again at once), lets the
+   * running handlers finish (up to closeTimeoutMs), sends their acks, then disconnects.
+   */
+  async close() {
+    if (this.#closing) {
+      return;
+    }
+    this.#closing = true;
+    this.#sendFrame({ op: 'unsubscribe' });
+    this.#roomWaiters.splice(0).forEach((wake) => wake());
+    this.#waiting.splice(0).forEach((delivery) => delivery.nack('the subscriber closed', 0));
+    let timer;
+    await Promise.race([
+      Promise.allSettled([...this.#running]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, this.#settings.closeTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    clearTimeout(this.#ackTimer);
+    await this.#flushAcks();
+    this.#shutDown();
+    this.#stop.resolve();
+  }
+
+  #shutDown() {
+    clearInterval(this.#leaseTimer);
+    this.#socket?.close(1000, 'subscriber closed');
+    this.#socket = null;
+  }
+}
