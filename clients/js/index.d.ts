@@ -41,6 +41,7 @@ export interface PublisherSettings {
 }
 
 export class HeraldError extends Error {
+  constructor(status: number, code: string, message: string, details?: Record<string, unknown> | null, options?: ErrorOptions);
   /** The HTTP status (0 when the gateway was not reached). */
   readonly status: number;
   /** The protocol's stable code, e.g. QUOTA_EXCEEDED, or UNREACHABLE. */
@@ -50,7 +51,9 @@ export class HeraldError extends Error {
   readonly transient: boolean;
 }
 
+/** Made by HeraldClient.publisher(). */
 export class Publisher {
+  private constructor();
   readonly inFlight: number;
   /** Resolves once fewer than maxInFlight events wait for their answer. */
   room(): Promise<void>;
@@ -59,7 +62,9 @@ export class Publisher {
   close(): Promise<void>;
 }
 
+/** Made by a subscriber for each hand-out. */
 export class Delivery<P = unknown> {
+  private constructor();
   readonly eventId: string;
   readonly topic: string;
   readonly key: string | null;
@@ -84,9 +89,10 @@ export interface SubscriberSettings {
   window?: number;
   /** Handlers running at once (default 4). */
   parallelism?: number;
-  /** The consumer's ack timeout; read from its settings when absent. */
+  /** The consumer's ack timeout (5000..3600000); read from its settings when absent. */
   ackTimeoutMs?: number | null;
   maxLeaseMs?: number;
+  /** How long a long poll waits, 1000..20000 (default 20000). */
   pollWaitMs?: number;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
@@ -104,7 +110,9 @@ export interface SubscriberStats {
   throttled: number;
 }
 
+/** Made by HeraldClient.subscriber(). */
 export class Subscriber {
+  private constructor();
   readonly stats: SubscriberStats;
   /** Rejects with a HeraldError when the gateway refused the subscriber for good; resolves after close. */
   readonly stopped: Promise<void>;

@@ -59,6 +59,10 @@ export class Gateway {
       this.failed(node);
       throw HeraldError.unreachable(`${method} ${node}${path}`, cause);
     }
+    if (response.status === 503) {
+      // Redis away for this node, or the node is draining: the next call tries another one
+      this.failed(node);
+    }
     let json = null;
     try {
       json = text ? JSON.parse(text) : null;

@@ -185,6 +185,9 @@ export class Publisher {
 function settle(batch, results) {
   for (const result of results) {
     const pending = batch.events[result.index];
+    if (!pending) {
+      continue;
+    }
     if (result.status === 'CONFIRMED') {
       pending.resolve({
         eventId: result.eventId,

@@ -35,8 +35,11 @@ export class Delivery {
     }
   }
 
-  /** Comes again after the consumer's backoff, or after `delayMs`. */
+  /** Comes again after the consumer's backoff, or after `delayMs` (0..86400000). */
   nack(reason = undefined, delayMs = undefined) {
+    if (delayMs !== undefined && !(delayMs >= 0 && delayMs <= 86_400_000)) {
+      throw new RangeError(`a nack's delayMs is 0..86400000, not ${delayMs}`);
+    }
     if (this.#settle()) {
       this.#subscriber.nack(this, 'REQUEUE', reason, delayMs);
     }
@@ -82,6 +85,7 @@ export class Subscriber {
   #ackTimer = null;
   #leaseTimer = null;
   #ackTimeoutMs = 30_000;
+  #window = 1;
   #roomWaiters = [];
   stats = { received: 0, acked: 0, nacked: 0, extensions: 0, connections: 0, throttled: 0 };
 
@@ -104,6 +108,13 @@ export class Subscriber {
     };
     if (!['push', 'poll'].includes(this.#settings.transport)) {
       throw new RangeError(`transport is push or poll, not ${this.#settings.transport}`);
+    }
+    // shorter, empty polls would follow each other without a pause and use up the consumer's rate limit
+    if (!(this.#settings.pollWaitMs >= 1000 && this.#settings.pollWaitMs <= 20_000)) {
+      throw new RangeError('pollWaitMs must be in 1000..20000');
+    }
+    if (this.#settings.ackTimeoutMs !== null && !(this.#settings.ackTimeoutMs >= 5000 && this.#settings.ackTimeoutMs <= 3_600_000)) {
+      throw new RangeError('ackTimeoutMs must be in 5000..3600000, as a consumer\'s');
     }
     this.#backoff = new Backoff(this.#settings.initialBackoffMs, this.#settings.maxBackoffMs);
     this.#stopped = new Promise((resolve, reject) => {
@@ -132,7 +143,10 @@ export class Subscriber {
   }
 
   async #begin() {
-    this.#ackTimeoutMs = this.#settings.ackTimeoutMs ?? (await this.#consumerAckTimeout());
+    const config = await this.#consumerConfig();
+    this.#ackTimeoutMs = this.#settings.ackTimeoutMs ?? config.ackTimeoutMs;
+    // a window over the consumer's maxUnacked would be refused
+    this.#window = Math.min(this.#settings.window, config.maxUnacked ?? this.#settings.window);
     if (this.#closing) {
       return;
     }
@@ -145,14 +159,15 @@ export class Subscriber {
     }
   }
 
-  async #consumerAckTimeout() {
+  /** The consumer's settings (ack timeout, maxUnacked), read again while the gateway is away. */
+  async #consumerConfig() {
     for (;;) {
       try {
         const answer = await this.#gateway.call('GET', this.#path('/metadata'));
         if (answer.ok) {
-          return answer.body.config.ackTimeoutMs;
+          return answer.body.config;
         }
-        if (answer.status !== 503) {
+        if (answer.status < 500) {
           throw HeraldError.fromAnswer(answer.status, answer.body);
         }
       } catch (error) {
@@ -175,8 +190,13 @@ export class Subscriber {
     let opened = false;
     socket.onopen = () => {
       opened = true;
+      if (this.#closing) {
+        // opened after close() or a stop: nothing may come to a subscriber that no longer takes events
+        socket.close(1000, 'subscriber closed');
+        return;
+      }
       this.#socket = socket;
-      socket.send(JSON.stringify({ op: 'subscribe', window: this.#settings.window }));
+      socket.send(JSON.stringify({ op: 'subscribe', window: this.#window }));
       this.#flushAcks();
     };
     socket.onmessage = (message) => this.#receive(JSON.parse(message.data));
@@ -210,7 +230,7 @@ export class Subscriber {
     let waitMs = this.#backoff.nextMs();
     try {
       const answer = await this.#gateway.call('GET', this.#path('/metadata'));
-      if (!answer.ok && answer.status !== 503) {
+      if (!answer.ok && answer.status < 500) {
         throw HeraldError.fromAnswer(answer.status, answer.body);
       }
       const blockedUntil = answer.body?.throttle?.blockedUntil;
@@ -239,7 +259,10 @@ export class Subscriber {
         if (message.status === 429) {
           // polls are refused for the block; the gateway drops the socket after its grace
           this.stats.throttled++;
-        } else if (message.status !== 503) {
+        } else if (message.status === 503) {
+          // the subscribe (or a settlement) met Redis away: start again on a new connection
+          this.#socket?.close(4000, 'store unavailable');
+        } else {
           this.#fail(new HeraldError(message.status, message.code, message.message, message.details ?? null));
         }
         break;
@@ -285,9 +308,9 @@ export class Subscriber {
       } else if (answer.status === 429) {
         this.stats.throttled++;
         await sleep(Math.max(answer.retryAfterMs, this.#backoff.nextMs()));
-      } else if (answer.status === 503) {
+      } else if (answer.status >= 500) {
+        // 503 (the gateway moved on to the next node), or a proxy's 502/504: transient
         failing = true;
-        this.#gateway.failed(this.#gateway.endpoint);
         await sleep(this.#backoff.nextMs());
       } else {
         throw HeraldError.fromAnswer(answer.status, answer.body);
@@ -297,11 +320,11 @@ export class Subscriber {
 
   /** Resolves with the window's room once some is free. */
   #room() {
-    const free = this.#settings.window - this.#leases.size;
+    const free = this.#window - this.#leases.size;
     if (free > 0 || this.#closing) {
       return Promise.resolve(Math.max(1, free));
     }
-    return new Promise((resolve) => this.#roomWaiters.push(() => resolve(Math.max(1, this.#settings.window - this.#leases.size))));
+    return new Promise((resolve) => this.#roomWaiters.push(() => resolve(Math.max(1, this.#window - this.#leases.size))));
   }
 
   async #settleOverHttp(tail, body) {
@@ -366,7 +389,8 @@ export class Subscriber {
     this.#release(delivery);
     const body = { ackIds: [delivery.ackId], action };
     if (reason !== undefined) {
-      body.reason = reason;
+      // the gateway keeps at most 1024 bytes of a reason
+      body.reason = String(reason).slice(0, 256);
     }
     if (delayMs !== undefined) {
       body.delayMs = delayMs;
@@ -397,7 +421,12 @@ export class Subscriber {
           break;
         }
       } else {
-        calls.push(this.#settleOverHttp('/acks', { ackIds }).catch(() => this.#acks.push(...ackIds)));
+        calls.push(this.#settleOverHttp('/acks', { ackIds }).catch(() => {
+          this.#acks.push(...ackIds);
+          if (!this.#closing) {
+            this.#ackTimer ??= setTimeout(() => this.#flushAcks(), this.#backoff.nextMs());
+          }
+        }));
       }
     }
     await Promise.all(calls);
@@ -424,13 +453,13 @@ export class Subscriber {
     }
   }
 
+  /** Stops for good after a refusal (stopped rejects with it), settling what it holds as close() does. */
   #fail(error) {
     if (this.#closing) {
       return;
     }
-    this.#closing = true;
-    this.#shutDown();
     this.#stop.reject(error instanceof HeraldError ? error : HeraldError.unreachable(this.#consumer, error));
+    this.close();
   }
 
   /**

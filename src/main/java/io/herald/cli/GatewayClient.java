@@ -3,6 +3,7 @@ package io.herald.cli;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -38,6 +39,8 @@ final class GatewayClient {
     }
   }
 
+  private static final long MAX_BACKOFF_MS = 30_000;
+
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(5)).build();
   private final String url;
@@ -55,6 +58,34 @@ final class GatewayClient {
   Answer post(String path, JsonObject body) throws Unreachable, InterruptedException {
     return send(HttpRequest.newBuilder(URI.create(url + path)).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body.encode())));
+  }
+
+  /**
+   * A POST tried again, with backoff, after a 503 or a lost connection: {@code tries} times in all,
+   * or until it is answered when {@code tries} is 0. Each retry is told on {@code err}; null once the
+   * tries are used up (told too).
+   */
+  Answer postRetrying(String what, String path, JsonObject body, int tries, PrintWriter err) throws InterruptedException {
+    for (int failures = 1; ; failures++) {
+      String problem;
+      try {
+        Answer answer = post(path, body);
+        if (answer.status() != 503) {
+          return answer;
+        }
+        problem = answer.errorCode() + ": " + answer.errorMessage();
+      } catch (Unreachable e) {
+        problem = e.getMessage();
+      }
+      if (failures == tries) {
+        err.println(what + " failed after " + tries + " tries: " + problem);
+        return null;
+      }
+      long backoffMs = Math.min(MAX_BACKOFF_MS, 500L << Math.min(failures - 1, 6));
+      err.println(what + " failed (" + problem + "); trying again in " + backoffMs + " ms");
+      err.flush();
+      Thread.sleep(backoffMs);
+    }
   }
 
   Answer put(String path, JsonObject body) throws Unreachable, InterruptedException {

@@ -8,11 +8,11 @@ import java.io.PrintWriter;
  * Polls one consumer, prints each event as a JSON line and, when asked, acks each batch once it is
  * printed (so an event is acked only after it was written out: at least once). A poll that finds
  * nothing ends the loop unless it follows; a 429 waits out its {@code Retry-After}; a 503 or a lost
- * connection is tried again, with backoff (3 tries, or forever while following).
+ * connection is tried again, with backoff (3 tries in all, or until answered while following).
  */
 final class PollLoop {
   private static final int TRIES = 3;
-  private static final long MAX_BACKOFF_MS = 30_000;
+  private static final long MIN_FOLLOW_POLL_MS = 1000;
 
   /** What to do with a printed batch. */
   enum Ack {
@@ -33,7 +33,6 @@ final class PollLoop {
   Ack ack = Ack.BATCH;
 
   private long printed;
-  private int failures;
 
   PollLoop(GatewayClient client, String consumer, PrintWriter out, PrintWriter err) {
     this.client = client;
@@ -69,12 +68,20 @@ final class PollLoop {
           }
           return ExitCodes.OK;
         }
+        if (waitMs < MIN_FOLLOW_POLL_MS) {
+          // empty short polls back to back would use up the consumer's rate limit for all its clients
+          Thread.sleep(MIN_FOLLOW_POLL_MS - waitMs);
+        }
         continue;
       }
       for (Object event : events) {
         out.println(((JsonObject) event).encode());
       }
-      out.flush();
+      if (out.checkError()) {
+        // the reader went away (a closed pipe): what was not written out must not be acked
+        err.println("standard output is closed: the last " + events.size() + " events are left unacked, to come again");
+        return ExitCodes.OK;
+      }
       printed += events.size();
       String batchAckId = answer.body().getString("batchAckId");
       if (ack == Ack.BATCH && batchAckId != null) {
@@ -118,29 +125,7 @@ final class PollLoop {
     return ExitCodes.OK;
   }
 
-  /** The answer, after tries again on a 503 or a lost connection; null once those are used up. */
   private GatewayClient.Answer call(String what, String path, JsonObject body) throws InterruptedException {
-    while (true) {
-      String problem;
-      try {
-        GatewayClient.Answer answer = client.post(path, body);
-        if (answer.status() != 503) {
-          failures = 0;
-          return answer;
-        }
-        problem = answer.errorCode() + ": " + answer.errorMessage();
-      } catch (GatewayClient.Unreachable e) {
-        problem = e.getMessage();
-      }
-      failures++;
-      if (!follow && failures == TRIES) {
-        err.println(what + " failed after " + TRIES + " tries: " + problem);
-        return null;
-      }
-      long backoffMs = Math.min(MAX_BACKOFF_MS, 500L << Math.min(failures - 1, 6));
-      err.println(what + " failed (" + problem + "); trying again in " + backoffMs + " ms");
-      err.flush();
-      Thread.sleep(backoffMs);
-    }
+    return client.postRetrying(what, path, body, follow ? 0 : TRIES, err);
   }
 }

@@ -12,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -35,7 +34,6 @@ import picocli.CommandLine.Spec;
         "3:the gateway unreachable or unavailable after 3 tries"})
 final class PublishCommand implements Callable<Integer> {
   private static final int TRIES = 3;
-  private static final Set<String> UNAVAILABLE = Set.of("STORE_UNAVAILABLE", "OUTCOME_UNKNOWN", "NODE_SHUTTING_DOWN");
 
   @Mixin
   GatewayOptions gateway;
@@ -127,24 +125,7 @@ final class PublishCommand implements Callable<Integer> {
 
   /** The answer, tried again after a 503 or a lost connection; null when the gateway stayed unavailable. */
   private GatewayClient.Answer publish(GatewayClient client, JsonArray events, PrintWriter err) throws InterruptedException {
-    String path = "/v1/topics/" + topic + "/events";
-    for (int attempt = 1; ; attempt++) {
-      String problem;
-      try {
-        GatewayClient.Answer answer = client.post(path, new JsonObject().put("events", events));
-        if (answer.status() != 503 || !UNAVAILABLE.contains(answer.errorCode())) {
-          return answer;
-        }
-        problem = answer.errorCode() + ": " + answer.errorMessage();
-      } catch (GatewayClient.Unreachable e) {
-        problem = e.getMessage();
-      }
-      if (attempt == TRIES) {
-        err.println("publish failed after " + TRIES + " tries: " + problem);
-        return null;
-      }
-      // the same events with the same idempotencyKeys: stored once whatever the last try did
-      Thread.sleep(500L * attempt);
-    }
+    // the same events with the same idempotencyKeys: stored once whatever the last try did
+    return client.postRetrying("publish", "/v1/topics/" + topic + "/events", new JsonObject().put("events", events), TRIES, err);
   }
 }

@@ -8,8 +8,10 @@ import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
 import io.vertx.core.json.JsonObject;
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -155,6 +157,34 @@ class CliIT extends GatewayTest {
     assertEquals(List.of(3, 4, 5), rest.lines().stream().map(e -> e.getValue("payload")).toList());
     JsonObject metadata = http().metadata(consumer).json();
     assertEquals(2, metadata.getJsonObject("totals").getLong("acked"), metadata.encode());
+    assertEquals(3, metadata.getLong("unacked"), metadata.encode());
+  }
+
+  @Test
+  @DisplayName("consume into an output that was closed (a pipe whose reader left) acks nothing it could not write")
+  void consumeIntoClosedOutput() {
+    String topic = unique("cli/pipe");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2, 3));
+    Writer closedPipe = new Writer() {
+      @Override
+      public void write(char[] chars, int offset, int length) throws IOException {
+        throw new IOException("Broken pipe");
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    StringWriter err = new StringWriter();
+    int exit = HeraldCli.run(new String[] {"consume", "--url", url(), consumer}, new PrintWriter(closedPipe),
+        new PrintWriter(err), new ByteArrayInputStream(new byte[0]));
+    assertEquals(0, exit, err.toString());
+    assertTrue(err.toString().contains("left unacked"), err.toString());
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(0, metadata.getJsonObject("totals").getLong("acked"), metadata.encode());
     assertEquals(3, metadata.getLong("unacked"), metadata.encode());
   }
 

@@ -40,6 +40,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   private final ThreadPoolExecutor workers;
   private final CompletableFuture<Void> stopped = new CompletableFuture<>();
   private final AtomicBoolean started = new AtomicBoolean();
+  /** Set once, under this object's lock: no more deliveries are taken. */
   protected volatile boolean closing;
 
   /** Every delivery received and not yet settled. */
@@ -48,6 +49,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   private final ConcurrentLinkedQueue<String> acks = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean ackFlushScheduled = new AtomicBoolean();
   private volatile long ackTimeoutMs;
+  private volatile int window;
   private ScheduledFuture<?> leaseTask;
 
   private final AtomicLong received = new AtomicLong();
@@ -83,39 +85,45 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     if (!started.compareAndSet(false, true)) {
       throw new IllegalStateException("already started");
     }
-    ackTimeout().whenComplete((timeoutMs, failure) -> {
+    CompletableFuture<JsonNode> config = new CompletableFuture<>();
+    readConfig(config);
+    config.whenComplete((consumerConfig, failure) -> {
       if (failure != null) {
         stop(HeraldException.of(failure));
         return;
       }
-      ackTimeoutMs = timeoutMs;
-      long everyMs = Math.max(250, timeoutMs / 4);
-      leaseTask = timers.scheduleAtFixedRate(this::extendLeases, everyMs, everyMs, TimeUnit.MILLISECONDS);
+      ackTimeoutMs = settings.ackTimeout() != null ? settings.ackTimeout().toMillis()
+          : consumerConfig.path("ackTimeoutMs").asLong(30_000);
+      // a window over the consumer's maxUnacked would be refused
+      window = (int) Math.min(settings.window(), consumerConfig.path("maxUnacked").asLong(settings.window()));
+      long everyMs = Math.max(250, ackTimeoutMs / 4);
+      synchronized (this) {
+        if (closing) {
+          return;
+        }
+        leaseTask = timers.scheduleAtFixedRate(this::extendLeases, everyMs, everyMs, TimeUnit.MILLISECONDS);
+      }
       begin();
     });
     return this;
   }
 
-  /** The consumer's ack timeout: the setting, else the consumer's (tried again while the gateway is away). */
-  private CompletableFuture<Long> ackTimeout() {
-    if (settings.ackTimeout() != null) {
-      return CompletableFuture.completedFuture(settings.ackTimeout().toMillis());
-    }
-    CompletableFuture<Long> timeout = new CompletableFuture<>();
-    readAckTimeout(timeout);
-    return timeout;
-  }
-
-  private void readAckTimeout(CompletableFuture<Long> timeout) {
+  /** The consumer's settings (its ack timeout and maxUnacked), read again while the gateway is away. */
+  private void readConfig(CompletableFuture<JsonNode> config) {
     gateway.get(path("/metadata")).whenComplete((answer, failure) -> {
       if (answer != null && answer.ok()) {
-        timeout.complete(answer.body().path("config").path("ackTimeoutMs").asLong(30_000));
-      } else if (answer != null && answer.status() != 503) {
-        timeout.completeExceptionally(answer.refusal());
+        config.complete(answer.body().path("config"));
+      } else if (answer != null && answer.status() < 500) {
+        config.completeExceptionally(answer.refusal());
       } else if (!closing) {
-        timers.schedule(() -> readAckTimeout(timeout), backoff.nextMs(), TimeUnit.MILLISECONDS);
+        timers.schedule(() -> readConfig(config), backoff.nextMs(), TimeUnit.MILLISECONDS);
       }
     });
+  }
+
+  /** The window in use: the setting, at most the consumer's maxUnacked. */
+  protected final int window() {
+    return window;
   }
 
   /** Starts the transport: connect, subscribe or poll. */
@@ -171,7 +179,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
       ProcessedEvents repeats = settings.processed();
       String eventId = delivery.eventId();
       if (repeats != null) {
-        switch (repeats.claim(eventId)) {
+        switch (repeats.claim(consumer, eventId)) {
           case DONE -> {
             delivery.ack();
             return;
@@ -195,7 +203,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
         delivery.nack(failure.toString());
       } finally {
         if (repeats != null) {
-          repeats.release(eventId, processed);
+          repeats.release(consumer, eventId, processed);
         }
       }
     }
@@ -246,6 +254,9 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
       calls.add(sendAcks(ids).whenComplete((done, failure) -> {
         if (failure != null) {
           acks.addAll(ids);
+          if (!closing && ackFlushScheduled.compareAndSet(false, true)) {
+            timers.schedule(this::flushAcks, backoff.nextMs(), TimeUnit.MILLISECONDS);
+          }
         }
       }));
     }
@@ -287,12 +298,15 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     }
   }
 
-  /** Stops for good after a refusal; {@link #stopped} tells why. */
+  /**
+   * Stops for good after a refusal ({@link #stopped} tells why), settling what it holds as
+   * {@link #close} does, on a thread of its own (this runs on an I/O or timer thread).
+   */
   protected final void stop(HeraldException refusal) {
     if (stopped.completeExceptionally(refusal)) {
-      closing = true;
-      end();
-      shutDown();
+      Thread drain = new Thread(this::close, "herald-" + consumer + "-stop");
+      drain.setDaemon(true);
+      drain.start();
     }
   }
 
@@ -309,10 +323,12 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
 
   @Override
   public void close() {
-    if (closing) {
-      return;
+    synchronized (this) {
+      if (closing) {
+        return;
+      }
+      closing = true;
     }
-    closing = true;
     end();
     // what was received and not started comes again at once, on another subscriber
     List<Runnable> waiting = new ArrayList<>();
@@ -334,8 +350,10 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   }
 
   private void shutDown() {
-    if (leaseTask != null) {
-      leaseTask.cancel(false);
+    synchronized (this) {
+      if (leaseTask != null) {
+        leaseTask.cancel(false);
+      }
     }
     workers.shutdownNow();
     disconnect();

@@ -92,7 +92,11 @@ public final class Delivery {
     nack(reason, null);
   }
 
+  /** As {@link #nack(String)}, coming again after {@code delay} (0..24 h) instead of the consumer's backoff. */
   public void nack(String reason, Duration delay) {
+    if (delay != null && (delay.isNegative() || delay.toMillis() > 86_400_000)) {
+      throw new IllegalArgumentException("a nack's delay is 0..24 h, not " + delay);
+    }
     if (settle()) {
       settlements.nack(this, "REQUEUE", delay, reason);
     }

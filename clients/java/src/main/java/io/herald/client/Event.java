@@ -75,11 +75,8 @@ public final class Event {
     return this;
   }
 
-  /** The event's JSON, its idempotencyKey fixed from now on. */
+  /** The event's JSON, with its idempotencyKey or a new random one (the publisher's retries resend this text). */
   String toJson() {
-    if (idempotencyKey == null) {
-      idempotencyKey = UUID.randomUUID().toString();
-    }
     ObjectNode json = Json.object();
     json.set("payload", Json.MAPPER.valueToTree(payload));
     if (key != null) {
@@ -101,7 +98,7 @@ public final class Event {
     if (correlationId != null) {
       json.put("correlationId", correlationId);
     }
-    json.put("idempotencyKey", idempotencyKey);
+    json.put("idempotencyKey", idempotencyKey != null ? idempotencyKey : UUID.randomUUID().toString());
     return Json.encode(json);
   }
 }

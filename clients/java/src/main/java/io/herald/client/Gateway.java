@@ -95,6 +95,10 @@ final class Gateway {
             Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
             throw new HeraldException(node + path + ": " + cause, cause);
           }
+          if (response.statusCode() == 503) {
+            // Redis away for this node, or the node is draining: the next call tries another one
+            failed(node);
+          }
           JsonNode body;
           try {
             body = response.body().isBlank() ? MissingNode.getInstance() : Json.decode(response.body());

@@ -56,9 +56,9 @@ final class PollingSubscriber extends AbstractSubscriber {
         } else if (answer.status() == 429) {
           throttled.incrementAndGet();
           Thread.sleep(Math.max(answer.retryAfterMs(), backoff.nextMs()));
-        } else if (answer.status() == 503) {
+        } else if (answer.status() >= 500) {
+          // 503 (the gateway moved on to the next node), or a proxy's 502/504: transient
           failing = true;
-          gateway.failed(gateway.endpoint());
           Thread.sleep(backoff.nextMs());
         } else {
           stop(answer.refusal());
@@ -72,10 +72,10 @@ final class PollingSubscriber extends AbstractSubscriber {
   /** Waits until fewer than {@code window} deliveries are unsettled; returns the room. */
   private int awaitRoom() throws InterruptedException {
     synchronized (room) {
-      while (!closing && unsettled() >= settings.window()) {
+      while (!closing && unsettled() >= window()) {
         room.wait(1000);
       }
-      return Math.max(1, settings.window() - unsettled());
+      return Math.max(1, window() - unsettled());
     }
   }
 

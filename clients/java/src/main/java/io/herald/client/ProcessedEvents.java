@@ -12,7 +12,8 @@ import java.util.Set;
  * counts as processed only once its handler returned and its {@link BeforeAck} succeeded. Memory is
  * bounded: the oldest ids are forgotten first. It sees this process' deliveries only; work that must
  * happen once across processes needs idempotent side effects too. One instance may serve several
- * subscribers.
+ * subscribers: it keeps each consumer's events apart (an event matched by two consumers is processed
+ * by each).
  */
 public final class ProcessedEvents {
   /** What a delivery's eventId is to this process. */
@@ -40,22 +41,29 @@ public final class ProcessedEvents {
     };
   }
 
-  synchronized Claim claim(String eventId) {
-    if (done.containsKey(eventId)) {
+  synchronized Claim claim(String consumer, String eventId) {
+    String key = key(consumer, eventId);
+    if (done.containsKey(key)) {
       return Claim.DONE;
     }
-    return running.add(eventId) ? Claim.NEW : Claim.BUSY;
+    return running.add(key) ? Claim.NEW : Claim.BUSY;
   }
 
-  synchronized void release(String eventId, boolean processed) {
-    running.remove(eventId);
+  synchronized void release(String consumer, String eventId, boolean processed) {
+    String key = key(consumer, eventId);
+    running.remove(key);
     if (processed) {
-      done.put(eventId, Boolean.TRUE);
+      done.put(key, Boolean.TRUE);
     }
   }
 
-  /** Whether the event was processed here (and is still remembered). */
-  public synchronized boolean contains(String eventId) {
-    return done.containsKey(eventId);
+  /** Whether the consumer's event was processed here (and is still remembered). */
+  public synchronized boolean contains(String consumer, String eventId) {
+    return done.containsKey(key(consumer, eventId));
+  }
+
+  private static String key(String consumer, String eventId) {
+    // '/' is in neither a consumer's name nor an eventId
+    return consumer + '/' + eventId;
   }
 }

@@ -12,6 +12,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Publishes events in batches, one request per batch of a topic, and completes each event's future
@@ -51,7 +52,30 @@ public final class Publisher implements AutoCloseable {
   }
 
   /** One event waiting for its answer. */
-  private record Pending(String json, CompletableFuture<PublishResult> result) {}
+  private final class Pending {
+    final String json;
+    final CompletableFuture<PublishResult> result = new CompletableFuture<>();
+    private final AtomicBoolean answered = new AtomicBoolean();
+
+    Pending(String json) {
+      this.json = json;
+    }
+
+    // room is made before the caller's callbacks run: one that publishes again must not wait for itself
+    void confirm(PublishResult confirmed) {
+      if (answered.compareAndSet(false, true)) {
+        window.release();
+        result.complete(confirmed);
+      }
+    }
+
+    void fail(HeraldException refusal) {
+      if (answered.compareAndSet(false, true)) {
+        window.release();
+        result.completeExceptionally(refusal);
+      }
+    }
+  }
 
   /** Events gathered for one request. */
   private final class Batch {
@@ -64,7 +88,7 @@ public final class Publisher implements AutoCloseable {
 
     void add(Pending pending) {
       events.add(pending);
-      bytes += pending.json().length() + 1;
+      bytes += pending.json.length() + 1;
     }
   }
 
@@ -107,19 +131,17 @@ public final class Publisher implements AutoCloseable {
    * @throws InterruptedException  when interrupted while waiting for room
    */
   public CompletableFuture<PublishResult> publish(String topicName, Event event) throws InterruptedException {
-    String json = event.toJson();
+    Pending pending = new Pending(event.toJson());
     window.acquire();
-    CompletableFuture<PublishResult> result = new CompletableFuture<>();
-    result.whenComplete((done, failure) -> window.release());
     Batch toSend;
     Topic topic;
     synchronized (this) {
       if (closed) {
-        result.cancel(false);
+        window.release();
         throw new IllegalStateException("the publisher is closed");
       }
       topic = topics.computeIfAbsent(topicName, Topic::new);
-      if (topic.filling != null && !topic.filling.fits(json)) {
+      if (topic.filling != null && !topic.filling.fits(pending.json)) {
         topic.full.add(topic.filling);
         topic.filling = null;
       }
@@ -128,7 +150,7 @@ public final class Publisher implements AutoCloseable {
         Batch lingering = topic.filling;
         topic.linger = timers.schedule(() -> lingered(topic, lingering), settings.linger().toNanos(), TimeUnit.NANOSECONDS);
       }
-      topic.filling.add(new Pending(json, result));
+      topic.filling.add(pending);
       if (topic.filling.events.size() >= settings.maxBatchEvents()) {
         topic.full.add(topic.filling);
         topic.filling = null;
@@ -137,11 +159,11 @@ public final class Publisher implements AutoCloseable {
       if (unfinished.size() > 2 * settings.maxInFlight()) {
         unfinished.removeIf(CompletableFuture::isDone);
       }
-      unfinished.add(result);
+      unfinished.add(pending.result);
       toSend = topic.full.isEmpty() ? null : topic.next();
     }
     send(topic, toSend);
-    return result;
+    return pending.result;
   }
 
   /** Sends every batch now (each topic's in order); completes when every event published so far has its answer. */
@@ -209,7 +231,7 @@ public final class Publisher implements AutoCloseable {
     }
     StringBuilder body = new StringBuilder(batch.bytes).append("{\"events\":[");
     for (int i = 0; i < batch.events.size(); i++) {
-      body.append(i == 0 ? "" : ",").append(batch.events.get(i).json());
+      body.append(i == 0 ? "" : ",").append(batch.events.get(i).json);
     }
     String json = body.append("]}").toString();
     attempt(topic, batch, json, System.nanoTime() + settings.retryTimeout().toNanos(),
@@ -222,8 +244,9 @@ public final class Publisher implements AutoCloseable {
       if (failure != null) {
         problem = HeraldException.of(failure);
       } else if (answer.ok()) {
-        settle(batch, answer.body().path("results"));
+        // the topic's next batch goes before this one's callers hear back (their callbacks may take long)
         sent(topic);
+        settle(batch, answer.body().path("results"));
         return;
       } else {
         problem = answer.refusal();
@@ -233,26 +256,30 @@ public final class Publisher implements AutoCloseable {
         // the same body, the same idempotencyKeys: whatever the last try stored is stored once
         timers.schedule(() -> attempt(topic, batch, body, retryUntil, backoff), waitMs, TimeUnit.MILLISECONDS);
       } else {
-        batch.events.forEach(pending -> pending.result().completeExceptionally(problem));
         sent(topic);
+        batch.events.forEach(pending -> pending.fail(problem));
       }
     });
   }
 
   private static void settle(Batch batch, JsonNode results) {
     for (JsonNode result : results) {
-      Pending pending = batch.events.get(result.path("index").asInt());
+      int index = result.path("index").asInt(-1);
+      if (index < 0 || index >= batch.events.size()) {
+        continue;
+      }
+      Pending pending = batch.events.get(index);
       if ("CONFIRMED".equals(result.path("status").asText())) {
-        pending.result().complete(new PublishResult(result.path("eventId").asText(), result.path("matched").asInt(),
+        pending.confirm(new PublishResult(result.path("eventId").asText(), result.path("matched").asInt(),
             result.path("duplicate").asBoolean(false), result.path("correlationId").textValue()));
       } else {
         String code = result.path("code").asText();
-        pending.result().completeExceptionally(new HeraldException(STATUS_OF_REFUSAL.getOrDefault(code, 400), code,
-            result.path("message").asText(), result.get("details")));
+        pending.fail(new HeraldException(STATUS_OF_REFUSAL.getOrDefault(code, 400), code, result.path("message").asText(),
+            result.get("details")));
       }
     }
     // an answer without a row for an event (never expected) must not leave its caller waiting
-    batch.events.forEach(pending -> pending.result().completeExceptionally(
+    batch.events.forEach(pending -> pending.fail(
         new HeraldException(500, "NO_RESULT", "the gateway's answer had no result for this event", null)));
   }
 }

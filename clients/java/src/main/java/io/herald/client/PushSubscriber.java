@@ -43,7 +43,7 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
         return;
       }
       HttpResponse<?> refused = Gateway.refusedUpgrade(failure);
-      if (refused == null || refused.statusCode() == 503) {
+      if (refused == null || refused.statusCode() >= 500) {
         reconnectIn(backoff.nextMs());
       } else if (refused.statusCode() == 429) {
         // the consumer is blocked: every upgrade is refused until the block ends
@@ -65,11 +65,20 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
 
   @Override
   public void onOpen(WebSocket opened) {
-    socket = opened;
     synchronized (this) {
+      if (closing) {
+        // opened after close() or a stop: nothing may come to a subscriber that no longer takes events
+        opened.abort();
+        return;
+      }
+      socket = opened;
       sending = CompletableFuture.completedFuture(null);
     }
-    send(Json.object().put("op", "subscribe").put("window", settings.window()));
+    send(Json.object().put("op", "subscribe").put("window", window())).whenComplete((sent, failure) -> {
+      if (failure != null) {
+        opened.abort();
+      }
+    });
     flushAcks();
     opened.request(1);
   }
@@ -99,7 +108,13 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
         // and the upgrade is refused with Retry-After until the block ends
         if (status == 429) {
           throttled.incrementAndGet();
-        } else if (status != 503) {
+        } else if (status == 503) {
+          // the subscribe (or a settlement) met Redis away: start again on a new connection
+          WebSocket open = socket;
+          if (open != null) {
+            open.abort();
+          }
+        } else {
           stop(new HeraldException(status, message.path("code").asText(), message.path("message").asText(),
               message.get("details")));
         }

@@ -12,7 +12,7 @@ import java.time.Duration;
  *                       consumer's settings at start
  * @param maxLease       how long a delivery's deadline is extended at most; past it, it is left to
  *                       come again
- * @param pollWait       how long a long poll waits (polling subscriber), 0..20 s
+ * @param pollWait       how long a long poll waits (polling subscriber), 1..20 s
  * @param initialBackoff the first wait before reconnecting or polling again after a failure
  * @param maxBackoff     the longest such wait
  * @param closeTimeout   how long {@code close} lets running handlers finish
@@ -26,8 +26,12 @@ public record SubscriberSettings(int window, int parallelism, Duration ackTimeou
     if (window < 1 || parallelism < 1) {
       throw new IllegalArgumentException("window and parallelism must be positive");
     }
-    if (pollWait.isNegative() || pollWait.toMillis() > 20_000) {
-      throw new IllegalArgumentException("pollWait must be in 0..20 s");
+    if (pollWait.toMillis() < 1000 || pollWait.toMillis() > 20_000) {
+      // shorter, empty polls would follow each other without a pause and use up the consumer's rate limit
+      throw new IllegalArgumentException("pollWait must be in 1..20 s");
+    }
+    if (ackTimeout != null && (ackTimeout.toMillis() < 5000 || ackTimeout.toMillis() > 3_600_000)) {
+      throw new IllegalArgumentException("ackTimeout must be in 5 s..1 h, as a consumer's");
     }
   }
 
