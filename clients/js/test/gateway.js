@@ -8,7 +8,8 @@ import { join, resolve } from 'node:path';
 
 const JAR = resolve(process.env.HERALD_JAR ?? new URL('../../../target/herald.jar', import.meta.url).pathname);
 
-export async function startGateway() {
+/** Starts a node; `http` settings go beside the test's own (e.g. allowedOrigins). */
+export async function startGateway(http = {}) {
   if (!existsSync(JAR)) {
     throw new Error(`${JAR} is missing: run \`mvn -q package -DskipTests\` at the repository's root first`);
   }
@@ -16,7 +17,7 @@ export async function startGateway() {
   const token = `hk_${randomBytes(24).toString('base64url')}`;
   const config = join(dir, 'herald.json');
   writeFileSync(config, JSON.stringify({
-    http: { port: 0, drainMs: 0 },
+    http: { port: 0, drainMs: 0, ...http },
     redis: { embedded: { port: 0, dataDir: dir } },
     auth: { keys: { tests: { sha256: createHash('sha256').update(token).digest('hex'), publish: ['>'], consume: ['*'], admin: true } } },
   }));

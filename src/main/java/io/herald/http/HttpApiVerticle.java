@@ -98,6 +98,8 @@ public final class HttpApiVerticle extends VerticleBase {
     });
 
     Router router = Router.router(vertx);
+    OriginCheck origins = new OriginCheck(http.allowedOrigins());
+    router.route().handler(new CrossOriginRequests(origins));
     OperationsRoutes operations = new OperationsRoutes(store, services.drain(), metrics);
     operations.mountHealth(router);
     StatsRoutes stats = new StatsRoutes(store, ledger);
@@ -110,7 +112,6 @@ public final class HttpApiVerticle extends VerticleBase {
     // before the body handler: an upgrade request's connection becomes the socket. Credentials, the
     // consumer and its rate limit are checked first, so a refused upgrade is an HTTP answer in the
     // handshake; the request stays paused meanwhile, as an upgrade needs it unread.
-    OriginCheck origins = new OriginCheck(http.allowedOrigins());
     router.get("/v1/consumers/:consumer/ws").handler(HttpApiVerticle::pause).handler(this::refusedWhileDraining)
         .handler(origins).handler(authentication)
         .handler(Authentication::requireConsume).handler(this::consumerSocket);

@@ -39,6 +39,11 @@ public final class OriginCheck implements Handler<RoutingContext> {
         "WebSocket connections from this origin are not allowed", new JsonObject().put("origin", origin)));
   }
 
+  /** Whether {@code origin} is in {@code http.allowedOrigins} (or any is allowed): its pages may call the API. */
+  public boolean listed(String origin) {
+    return any || allowed.contains(normalize(origin));
+  }
+
   /** Scheme, host and port as browsers send them, in lower case, without a trailing slash. */
   private static String normalize(String origin) {
     String trimmed = origin.trim().toLowerCase(Locale.ROOT);

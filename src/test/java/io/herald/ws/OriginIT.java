@@ -8,6 +8,11 @@ import io.herald.testing.NodeConfig;
 import io.herald.testing.TestSocket;
 import io.vertx.core.http.UpgradeRejectedException;
 import io.vertx.core.json.JsonObject;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Optional;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,6 +42,42 @@ class OriginIT extends GatewayTest {
         assertEquals(403, refused.getStatus());
         assertEquals("ORIGIN_NOT_ALLOWED", new JsonObject(refused.getBody()).getJsonObject("error").getString("code"));
       }
+    }
+  }
+
+  private static HttpResponse<String> send(String method, String path, String... headers) throws Exception {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + nodeA.port() + path))
+        .method(method, HttpRequest.BodyPublishers.noBody());
+    for (int i = 0; i < headers.length; i += 2) {
+      request.header(headers[i], headers[i + 1]);
+    }
+    return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(request.build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  @DisplayName("pages of an allowed origin may call the HTTP API (CORS): preflights answered, Retry-After readable; other origins get no CORS headers")
+  void crossOriginRequests() throws Exception {
+    String consumer = consumer(new JsonObject(), unique("t"));
+    HttpResponse<String> preflight = send("OPTIONS", "/v1/consumers/" + consumer + "/poll", "Origin", "https://app.example.com",
+        "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization, content-type");
+    assertEquals(204, preflight.statusCode());
+    assertEquals("https://app.example.com", preflight.headers().firstValue("Access-Control-Allow-Origin").orElse(null));
+    assertEquals("GET, POST, PUT, DELETE", preflight.headers().firstValue("Access-Control-Allow-Methods").orElse(null));
+    assertEquals("Authorization, Content-Type", preflight.headers().firstValue("Access-Control-Allow-Headers").orElse(null));
+
+    HttpResponse<String> metadata = send("GET", "/v1/consumers/" + consumer + "/metadata", "Origin", "https://app.example.com");
+    assertEquals(200, metadata.statusCode());
+    assertEquals("https://app.example.com", metadata.headers().firstValue("Access-Control-Allow-Origin").orElse(null));
+    assertEquals("Retry-After", metadata.headers().firstValue("Access-Control-Expose-Headers").orElse(null));
+    assertEquals("Origin", metadata.headers().firstValue("Vary").orElse(null));
+
+    for (String other : new String[] {"https://evil.example.com", "http://127.0.0.1:" + nodeA.port()}) {
+      HttpResponse<String> answer = send("GET", "/v1/consumers/" + consumer + "/metadata", "Origin", other);
+      assertEquals(200, answer.statusCode(), other);
+      assertEquals(Optional.empty(), answer.headers().firstValue("Access-Control-Allow-Origin"), other);
+      assertEquals(405, send("OPTIONS", "/v1/consumers/" + consumer + "/poll", "Origin", other,
+          "Access-Control-Request-Method", "POST").statusCode(), other);
     }
   }
 }
