@@ -257,8 +257,10 @@ export class Subscriber {
         break;
       case 'error':
         if (message.status === 429) {
-          // polls are refused for the block; the gateway drops the socket after its grace
+          // the gateway drops a blocked consumer's sockets after their grace, and its upgrades wait for
+          // the block's end: leave now, and come back once the metadata says the block is over
           this.stats.throttled++;
+          this.#socket?.close(4000, 'consumer blocked');
         } else if (message.status === 503) {
           // the subscribe (or a settlement) met Redis away: start again on a new connection
           this.#socket?.close(4000, 'store unavailable');

@@ -130,3 +130,21 @@ for (const transport of ['push', 'poll']) {
     });
   });
 }
+
+test('push: blocked while connected, the subscriber is told (429 notice), leaves, and comes back after the block', async () => {
+  const name = topic('notice');
+  const consumer = await gateway.consumer(name, { rateLimit: { tps: 1, blockMs: 2000, graceMs: 0 } });
+  const handled = new Set();
+  const subscriber = herald.subscriber(consumer, (delivery) => {
+    handled.add(delivery.eventId);
+  }, { ...fast, transport: 'push' }).start();
+  await until(() => subscriber.stats.connections === 1);
+  while ((await gateway.admin('POST', `/v1/consumers/${consumer}/poll`, {})).status !== 429) {
+    // a consumer allowed one poll a second is blocked by the second
+  }
+  await until(() => subscriber.stats.throttled >= 1, 10_000);
+  const published = await publish(name, 3);
+  await until(() => published.every((id) => handled.has(id)));
+  await subscriber.close();
+  assert.ok(subscriber.stats.connections >= 2);
+});

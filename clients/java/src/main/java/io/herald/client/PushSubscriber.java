@@ -13,8 +13,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * A subscriber over a WebSocket in push mode: it subscribes with its window and the gateway sends
  * batches while fewer than that many of this connection's deliveries are unsettled. Settlements go
- * over the same socket. A closed or failed socket is opened again on the next node, after a jittered
- * backoff (or the {@code Retry-After} of a blocked consumer's refused upgrade), and subscribed again;
+ * over the same socket. A closed or failed socket, or one told the consumer is blocked (429), is
+ * opened again on the next node, after a jittered backoff (or the {@code Retry-After} of a blocked
+ * consumer's refused upgrade), and subscribed again;
  * settlements that could not be sent go over the new one (an ackId is valid on any connection of the
  * consumer).
  */
@@ -76,7 +77,7 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
     }
     send(Json.object().put("op", "subscribe").put("window", window())).whenComplete((sent, failure) -> {
       if (failure != null) {
-        opened.abort();
+        restart(opened);
       }
     });
     flushAcks();
@@ -108,12 +109,12 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
         // and the upgrade is refused with Retry-After until the block ends
         if (status == 429) {
           throttled.incrementAndGet();
+          // the gateway drops a blocked consumer's sockets after their grace, and its upgrades wait for
+          // the block's end: leave now (a drop that comes with the notice can go unseen by the JDK's client)
+          restart(socket);
         } else if (status == 503) {
           // the subscribe (or a settlement) met Redis away: start again on a new connection
-          WebSocket open = socket;
-          if (open != null) {
-            open.abort();
-          }
+          restart(socket);
         } else {
           stop(new HeraldException(status, message.path("code").asText(), message.path("message").asText(),
               message.get("details")));
@@ -136,7 +137,15 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
     lost(failed);
   }
 
-  private void lost(WebSocket lost) {
+  /** Gives up a socket and connects again after a backoff (an aborted socket may tell its listener nothing). */
+  private void restart(WebSocket stale) {
+    if (stale != null) {
+      stale.abort();
+      lost(stale);
+    }
+  }
+
+  private synchronized void lost(WebSocket lost) {
     if (socket == lost) {
       socket = null;
       frame.setLength(0);
