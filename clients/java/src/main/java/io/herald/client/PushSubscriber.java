@@ -74,6 +74,8 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
       }
       socket = opened;
       sending = CompletableFuture.completedFuture(null);
+      // a frame the last socket left half-read is not this one's (callbacks run on one thread per socket)
+      frame.setLength(0);
     }
     send(Json.object().put("op", "subscribe").put("window", window())).whenComplete((sent, failure) -> {
       if (failure != null) {
@@ -105,8 +107,6 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
       }
       case "error" -> {
         int status = message.path("status").asInt();
-        // 429: polls are refused for the block; the gateway drops the socket at the end of its grace,
-        // and the upgrade is refused with Retry-After until the block ends
         if (status == 429) {
           throttled.incrementAndGet();
           // the gateway drops a blocked consumer's sockets after their grace, and its upgrades wait for
@@ -148,7 +148,6 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
   private synchronized void lost(WebSocket lost) {
     if (socket == lost) {
       socket = null;
-      frame.setLength(0);
       reconnectIn(backoff.nextMs());
     }
   }
