@@ -45,7 +45,6 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
 
   /** Every delivery received and not yet settled. */
   private final Map<Delivery, Lease> leases = new ConcurrentHashMap<>();
-  private final AtomicInteger unsettled = new AtomicInteger();
   private final ConcurrentLinkedQueue<String> acks = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean ackFlushScheduled = new AtomicBoolean();
   private volatile long ackTimeoutMs;
@@ -153,14 +152,13 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     }
     if (delivery.ackId() != null) {
       leases.put(delivery, new Lease(System.nanoTime()));
-      unsettled.incrementAndGet();
     }
     workers.execute(new Handling(delivery));
   }
 
   /** Deliveries received and not yet settled (the polling subscriber's window). */
   protected final int unsettled() {
-    return unsettled.get();
+    return leases.size();
   }
 
   /** Called whenever a delivery is settled (the polling subscriber polls again for the room). */
@@ -237,7 +235,6 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
 
   private void release(Delivery delivery) {
     if (leases.remove(delivery) != null) {
-      unsettled.decrementAndGet();
       settledOne();
     }
   }
