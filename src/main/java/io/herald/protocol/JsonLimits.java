@@ -9,6 +9,7 @@ import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.math.BigInteger;
 
 /**
  * Limits on the JSON clients send, beyond the body and frame sizes: nesting at most
@@ -44,6 +45,22 @@ public final class JsonLimits {
     } catch (DecodeException | ClassCastException e) {
       throw ApiException.invalid(field, "must be one JSON object");
     }
+  }
+
+  /**
+   * {@code value} as a long when it was written as a JSON integer within {@code min..max}, else null.
+   * A literal with a fraction or an exponent is refused even when its value is whole: {@code 1e999}
+   * reads as infinity, which a double-based check would have taken for Long.MAX_VALUE.
+   */
+  public static Long integerIn(Object value, long min, long max) {
+    if (value instanceof BigInteger big) {
+      return big.bitLength() < Long.SIZE ? integerIn(big.longValue(), min, max) : null;
+    }
+    if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
+      long exact = ((Number) value).longValue();
+      return exact >= min && exact <= max ? exact : null;
+    }
+    return null;
   }
 
   /** Reads every token of {@code json}, failing on malformed JSON or broken limits. */

@@ -46,9 +46,9 @@ public final class Requests {
     if (value == null) {
       return null;
     }
-    if (value instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())
-        && n.longValue() >= min && n.longValue() <= max) {
-      return n.longValue();
+    Long exact = JsonLimits.integerIn(value, min, max);
+    if (exact != null) {
+      return exact;
     }
     throw ApiException.invalid(field, "must be an integer in " + min + ".." + max);
   }

@@ -1,5 +1,6 @@
 package io.herald.settings;
 
+import io.herald.protocol.JsonLimits;
 import io.herald.protocol.TopicName;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -65,9 +66,9 @@ public final class SettingsReader {
     if (value == null) {
       return defaultValue;
     }
-    if (value instanceof Number number && number.doubleValue() == Math.rint(number.doubleValue())
-        && number.longValue() >= min && number.longValue() <= max) {
-      return number.longValue();
+    Long exact = JsonLimits.integerIn(value, min, max);
+    if (exact != null) {
+      return exact;
     }
     errors.add(new SettingError(path + key, "must be an integer in " + min + ".." + max));
     return defaultValue;

@@ -48,6 +48,16 @@ class HeraldConfigTest {
   }
 
   @Test
+  @DisplayName("an integer setting written with a fraction or an exponent is refused, 1e999999 (infinity) included")
+  void integersWrittenAsIntegers() {
+    for (String number : new String[] {"8e3", "8080.0", "1e999999"}) {
+      JsonObject json = new JsonObject("{\"http\": {\"port\": " + number + "}}");
+      InvalidSettingsException e = assertThrows(InvalidSettingsException.class, () -> HeraldConfig.from(json), number);
+      assertEquals(List.of("http.port"), e.errors().stream().map(SettingError::field).toList(), number);
+    }
+  }
+
+  @Test
   @DisplayName("consumers declared in the file carry their settings with defaults filled in")
   void declaredConsumers() {
     HeraldConfig config = HeraldConfig.from(new JsonObject().put("consumers", new JsonObject()

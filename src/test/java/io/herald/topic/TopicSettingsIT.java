@@ -61,6 +61,18 @@ class TopicSettingsIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("integer settings must be written as integers: 1e999999 (read as infinity), 1e3 and 1000.0 get 400")
+  void integersWrittenAsIntegers() {
+    for (String number : new String[] {"1e999999", "1e3", "1000.0", "99999999999999999999"}) {
+      String topic = unique("t");
+      Reply bad = http().put("/v1/admin/topics/" + topic, "{\"quotaBytes\":" + number + "}");
+      assertEquals(400, bad.status(), number + ": " + bad.body());
+      assertEquals("quotaBytes", bad.json().getJsonObject("error").getJsonObject("details").getString("field"));
+      assertEquals(null, http().get("/v1/admin/topics/" + topic).json().getValue("quotaBytes"), number + " was stored");
+    }
+  }
+
+  @Test
   @DisplayName("a topic's maxEventBytes refuses larger events per event (scope topic); the others are stored")
   void topicEventSizeLimit() {
     String topic = unique("sized");
