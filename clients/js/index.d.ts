@@ -96,6 +96,7 @@ export interface SubscriberSettings {
   pollWaitMs?: number;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** How long close() waits for running handlers and the answers to their settlements (default 30000). */
   closeTimeoutMs?: number;
   /** Runs after the handler and before the ack; a failure nacks instead. */
   beforeAck?: ((delivery: Delivery) => unknown | Promise<unknown>) | null;
@@ -117,6 +118,10 @@ export class Subscriber {
   /** Rejects with a HeraldError when the gateway refused the subscriber for good; resolves after close. */
   readonly stopped: Promise<void>;
   start(): this;
+  /**
+   * Stops taking events: what waited for a handler is nacked, running handlers finish, and it resolves
+   * once the gateway has answered every ack and nack sent (all within closeTimeoutMs).
+   */
   close(): Promise<void>;
 }
 

@@ -83,6 +83,11 @@ export class Subscriber {
   #leases = new Map();
   #acks = [];
   #ackTimer = null;
+  /** Settlements sent over a socket: requestId → { socket, answered(frame, or null if the socket went) }. */
+  #unanswered = new Map();
+  #lastRequestId = 0;
+  /** Settlements sent and not answered yet, over either transport: close() waits for them. */
+  #settling = new Set();
   #leaseTimer = null;
   #ackTimeoutMs = 30_000;
   #window = 1;
@@ -210,6 +215,12 @@ export class Subscriber {
       if (this.#socket === socket) {
         this.#socket = null;
       }
+      for (const [requestId, sent] of this.#unanswered) {
+        if (sent.socket === socket) {
+          this.#unanswered.delete(requestId);
+          sent.answered(null);
+        }
+      }
       if (this.#closing) {
         return;
       }
@@ -247,6 +258,11 @@ export class Subscriber {
   }
 
   #receive(message) {
+    const settlement = this.#unanswered.get(message.requestId);
+    if (settlement) {
+      this.#unanswered.delete(message.requestId);
+      settlement.answered(message);
+    }
     switch (message.type) {
       case 'batch':
         message.events.forEach((event) => this.#dispatch(event));
@@ -264,13 +280,36 @@ export class Subscriber {
         } else if (message.status === 503) {
           // the subscribe (or a settlement) met Redis away: start again on a new connection
           this.#socket?.close(4000, 'store unavailable');
-        } else {
+        } else if (!settlement) {
+          // a refused settlement leaves its events to their deadlines; anything else is for good
           this.#fail(new HeraldError(message.status, message.code, message.message, message.details ?? null));
         }
         break;
       default:
-      // ackResult, nackResult, extendResult, pong: settlements need no answer to go on
+      // ackResult, nackResult, extendResult: answered above; pong, unsubscribed: nothing to do
     }
+  }
+
+  /**
+   * Sends a settlement with a requestId; resolves with its answer, or with null when the socket went
+   * first. Null at once when no socket is open.
+   */
+  #settleOverSocket(frame) {
+    const socket = this.#socket;
+    if (!socket || socket.readyState !== 1) {
+      return null;
+    }
+    const requestId = ++this.#lastRequestId;
+    socket.send(JSON.stringify({ ...frame, requestId }));
+    return this.#track(new Promise((answered) => this.#unanswered.set(requestId, { socket, answered })));
+  }
+
+  /** Counts `settlement` among those close() waits for, until it is answered or fails. */
+  #track(settlement) {
+    const done = settlement.then(() => {}, () => {});
+    this.#settling.add(done);
+    done.then(() => this.#settling.delete(done));
+    return settlement;
   }
 
   #sendFrame(frame) {
@@ -329,11 +368,12 @@ export class Subscriber {
     return new Promise((resolve) => this.#roomWaiters.push(() => resolve(Math.max(1, this.#window - this.#leases.size))));
   }
 
-  async #settleOverHttp(tail, body) {
-    const answer = await this.#gateway.call('POST', this.#path(tail), body);
-    if (!answer.ok) {
-      throw HeraldError.fromAnswer(answer.status, answer.body);
-    }
+  #settleOverHttp(tail, body) {
+    return this.#track(this.#gateway.call('POST', this.#path(tail), body).then((answer) => {
+      if (!answer.ok) {
+        throw HeraldError.fromAnswer(answer.status, answer.body);
+      }
+    }));
   }
 
   // --- handling and settlement --------------------------------------------------------------------
@@ -399,7 +439,7 @@ export class Subscriber {
     }
     // a nack that is lost leaves the event to come again after its deadline
     if (this.#settings.transport === 'push') {
-      this.#sendFrame({ op: 'nack', ...body });
+      this.#settleOverSocket({ op: 'nack', ...body });
     } else {
       this.#settleOverHttp('/nacks', body).catch(() => {});
     }
@@ -411,27 +451,35 @@ export class Subscriber {
     }
   }
 
-  /** Sends the acks gathered; those that could not go wait for the next flush (on a new connection). */
-  async #flushAcks() {
+  /**
+   * Sends the acks gathered. Those that could not go, or whose socket went before they were answered,
+   * or that met Redis away, wait for the next flush (on a new connection: an ackId is valid on any).
+   */
+  #flushAcks() {
     this.#ackTimer = null;
-    const calls = [];
     while (this.#acks.length) {
       const ackIds = this.#acks.splice(0, MAX_IDS_PER_CALL);
       if (this.#settings.transport === 'push') {
-        if (!this.#sendFrame({ op: 'ack', ackIds })) {
+        const answer = this.#settleOverSocket({ op: 'ack', ackIds });
+        if (!answer) {
           this.#acks.unshift(...ackIds);
           break;
         }
+        // the socket that carried them is restarted after a 503, and a new one flushes again
+        answer.then((frame) => {
+          if (frame === null || (frame.type === 'error' && frame.status >= 500)) {
+            this.#acks.push(...ackIds);
+          }
+        });
       } else {
-        calls.push(this.#settleOverHttp('/acks', { ackIds }).catch(() => {
+        this.#settleOverHttp('/acks', { ackIds }).catch(() => {
           this.#acks.push(...ackIds);
           if (!this.#closing) {
             this.#ackTimer ??= setTimeout(() => this.#flushAcks(), this.#backoff.nextMs());
           }
-        }));
+        });
       }
     }
-    await Promise.all(calls);
   }
 
   /** Pushes back the deadline of every unsettled delivery last extended half an ack timeout ago. */
@@ -448,7 +496,7 @@ export class Subscriber {
       const body = { ackIds: due.slice(from, from + MAX_IDS_PER_CALL), extendMs: this.#ackTimeoutMs };
       this.stats.extensions += body.ackIds.length;
       if (this.#settings.transport === 'push') {
-        this.#sendFrame({ op: 'extend', ...body });
+        this.#settleOverSocket({ op: 'extend', ...body });
       } else {
         this.#settleOverHttp('/extend', body).catch(() => {});
       }
@@ -466,7 +514,8 @@ export class Subscriber {
 
   /**
    * Stops taking events; nacks what was received and not started (it comes again at once), lets the
-   * running handlers finish (up to closeTimeoutMs), sends their acks, then disconnects.
+   * running handlers finish, sends their acks and waits for the gateway to answer every settlement
+   * (all within closeTimeoutMs), then disconnects. Resolved, what it acked is stored.
    */
   async close() {
     if (this.#closing) {
@@ -477,15 +526,14 @@ export class Subscriber {
     this.#roomWaiters.splice(0).forEach((wake) => wake());
     this.#waiting.splice(0).forEach((delivery) => delivery.nack('the subscriber closed', 0));
     let timer;
-    await Promise.race([
-      Promise.allSettled([...this.#running]),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, this.#settings.closeTimeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    const timeUp = new Promise((resolve) => {
+      timer = setTimeout(resolve, this.#settings.closeTimeoutMs);
+    });
+    await Promise.race([Promise.allSettled([...this.#running]), timeUp]);
     clearTimeout(this.#ackTimer);
-    await this.#flushAcks();
+    this.#flushAcks();
+    await Promise.race([Promise.all([...this.#settling]), timeUp]);
+    clearTimeout(timer);
     this.#shutDown();
     this.#stop.resolve();
   }

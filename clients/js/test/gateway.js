@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, connect } from 'node:net';
 import { join, resolve } from 'node:path';
 
 const JAR = resolve(process.env.HERALD_JAR ?? new URL('../../../target/herald.jar', import.meta.url).pathname);
@@ -86,4 +87,56 @@ export async function until(condition, timeoutMs = 30_000, what = 'condition') {
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * A TCP proxy to `url` that holds what clients send for `delayMs` before passing it on (what the node
+ * sends comes back at once): a client's frames reach the node late. `cut()` drops every connection,
+ * with what it still holds; `held` counts the chunks held now.
+ */
+export async function slowProxy(url, delayMs) {
+  const target = new URL(url);
+  const connections = new Set();
+  const proxy = {
+    held: 0,
+    url: null,
+    cut() {
+      for (const [client, upstream] of connections) {
+        client.destroy();
+        upstream.destroy();
+      }
+      connections.clear();
+    },
+    close() {
+      proxy.cut();
+      return new Promise((done) => server.close(done));
+    },
+  };
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    const pair = [client, upstream];
+    connections.add(pair);
+    const later = (pass) => {
+      proxy.held++;
+      setTimeout(() => {
+        proxy.held--;
+        if (!upstream.destroyed) {
+          pass();
+        }
+      }, delayMs);
+    };
+    client.on('data', (chunk) => later(() => upstream.write(chunk)));
+    client.on('end', () => later(() => upstream.end()));
+    upstream.pipe(client);
+    const drop = () => {
+      connections.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop);
+  });
+  await new Promise((resolveListening) => server.listen(0, '127.0.0.1', resolveListening));
+  proxy.url = `http://127.0.0.1:${server.address().port}`;
+  return proxy;
 }

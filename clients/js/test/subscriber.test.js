@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { HeraldClient, HeraldError } from '../src/index.js';
-import { startGateway, topic, until } from './gateway.js';
+import { slowProxy, startGateway, topic, until } from './gateway.js';
 
 let gateway;
 let herald;
@@ -128,8 +128,46 @@ for (const transport of ['push', 'poll']) {
       await next.close();
       assert.deepEqual(again, [2, 2, 2, 2]);
     });
+
+    test('close resolves once the gateway has stored the acks, though the node hears them late', async (t) => {
+      const name = topic('close-acks');
+      const consumer = await gateway.consumer(name);
+      const proxy = await slowProxy(gateway.url, 300);
+      t.after(() => proxy.close());
+      const subscriber = new HeraldClient({ endpoints: [proxy.url], token: gateway.token })
+        .subscriber(consumer, () => {}, { ...fast, transport }).start();
+      t.after(() => subscriber.close());
+      await publish(name, 3);
+      await until(() => subscriber.stats.acked === 3);
+      await subscriber.close();
+      const metadata = await gateway.metadata(consumer);
+      assert.equal(metadata.totals.acked, 3);
+      assert.equal(metadata.unacked, 0);
+    });
   });
 }
+
+test('push: acks on their way when the socket goes are sent again on the next one, not left to their deadline', async (t) => {
+  const name = topic('lost-acks');
+  const consumer = await gateway.consumer(name, { ackTimeoutMs: 60_000 });
+  const proxy = await slowProxy(gateway.url, 1000);
+  t.after(() => proxy.close());
+  const handled = [];
+  const subscriber = new HeraldClient({ endpoints: [proxy.url], token: gateway.token })
+    .subscriber(consumer, (delivery) => {
+      handled.push(delivery.eventId);
+    }, { ...fast, transport: 'push' }).start();
+  t.after(() => subscriber.close());
+  await until(() => subscriber.stats.connections === 1);
+  await publish(name, 3);
+  await until(() => subscriber.stats.acked === 3);
+  // the ack frame is held by the proxy: the node never gets it on this socket
+  await until(() => proxy.held > 0);
+  proxy.cut();
+  await until(async () => (await gateway.metadata(consumer)).totals.acked === 3, 20_000, 'acked on the next socket');
+  assert.equal(handled.length, 3);
+  assert.ok(subscriber.stats.connections >= 2);
+});
 
 test('push: blocked while connected, the subscriber is told (429 notice), leaves, and comes back after the block', async () => {
   const name = topic('notice');
