@@ -119,8 +119,9 @@ export class Subscriber {
   readonly stopped: Promise<void>;
   start(): this;
   /**
-   * Stops taking events: what waited for a handler is nacked, running handlers finish, and it resolves
-   * once the gateway has answered every ack and nack sent (all within closeTimeoutMs).
+   * Stops taking events: what waited for a handler is nacked, running handlers finish (up to
+   * closeTimeoutMs), and it resolves once the gateway has answered every ack and nack sent (up to
+   * closeTimeoutMs again).
    */
   close(): Promise<void>;
 }

@@ -514,8 +514,9 @@ export class Subscriber {
 
   /**
    * Stops taking events; nacks what was received and not started (it comes again at once), lets the
-   * running handlers finish, sends their acks and waits for the gateway to answer every settlement
-   * (all within closeTimeoutMs), then disconnects. Resolved, what it acked is stored.
+   * running handlers finish (up to closeTimeoutMs), sends their acks and waits for the gateway to
+   * answer every settlement (up to closeTimeoutMs again), then disconnects. Resolved, what it acked
+   * is stored.
    */
   async close() {
     if (this.#closing) {
@@ -525,17 +526,21 @@ export class Subscriber {
     this.#sendFrame({ op: 'unsubscribe' });
     this.#roomWaiters.splice(0).forEach((wake) => wake());
     this.#waiting.splice(0).forEach((delivery) => delivery.nack('the subscriber closed', 0));
-    let timer;
-    const timeUp = new Promise((resolve) => {
-      timer = setTimeout(resolve, this.#settings.closeTimeoutMs);
-    });
-    await Promise.race([Promise.allSettled([...this.#running]), timeUp]);
+    await this.#within(this.#settings.closeTimeoutMs, Promise.allSettled([...this.#running]));
     clearTimeout(this.#ackTimer);
     this.#flushAcks();
-    await Promise.race([Promise.all([...this.#settling]), timeUp]);
-    clearTimeout(timer);
+    await this.#within(this.#settings.closeTimeoutMs, Promise.all([...this.#settling]));
     this.#shutDown();
     this.#stop.resolve();
+  }
+
+  /** Resolves when `promise` settles, or after `ms`. */
+  async #within(ms, promise) {
+    let timer;
+    await Promise.race([promise, new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    })]);
+    clearTimeout(timer);
   }
 
   #shutDown() {

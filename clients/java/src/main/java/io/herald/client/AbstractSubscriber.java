@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -47,6 +48,8 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   private final Map<Delivery, Lease> leases = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<String> acks = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean ackFlushScheduled = new AtomicBoolean();
+  /** Settlements sent and not answered yet: close() waits for them. */
+  private final Set<CompletableFuture<?>> settling = ConcurrentHashMap.newKeySet();
   private volatile long ackTimeoutMs;
   private volatile int window;
   private ScheduledFuture<?> leaseTask;
@@ -128,7 +131,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   /** Starts the transport: connect, subscribe or poll. */
   protected abstract void begin();
 
-  /** Sends acks; the future fails when they may not have arrived. */
+  /** Sends acks; the future completes with the gateway's answer, and fails when they may not have arrived. */
   protected abstract CompletableFuture<?> sendAcks(List<String> ackIds);
 
   protected abstract CompletableFuture<?> sendNacks(ObjectNode nack);
@@ -230,7 +233,14 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
       // the gateway keeps at most 1024 bytes of a reason
       nack.put("reason", reason.length() > 256 ? reason.substring(0, 256) : reason);
     }
-    sendNacks(nack);
+    tracked(sendNacks(nack));
+  }
+
+  /** Counts {@code settlement} among those {@link #close} waits for, until it is answered or fails. */
+  private <T> CompletableFuture<T> tracked(CompletableFuture<T> settlement) {
+    settling.add(settlement);
+    settlement.whenComplete((answer, failure) -> settling.remove(settlement));
+    return settlement;
   }
 
   private void release(Delivery delivery) {
@@ -239,25 +249,30 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     }
   }
 
-  /** Sends the acks gathered; those whose call failed wait for the next flush (on a new connection). */
-  protected final CompletableFuture<Void> flushAcks() {
+  /**
+   * Sends the acks gathered. Those that could not go, or whose connection went before they were
+   * answered, or that met Redis away, wait for the next flush (an ackId is valid on any connection).
+   */
+  protected final void flushAcks() {
     ackFlushScheduled.set(false);
-    List<CompletableFuture<?>> calls = new ArrayList<>();
-    while (!acks.isEmpty()) {
-      List<String> ids = new ArrayList<>();
-      for (String id; ids.size() < MAX_IDS_PER_CALL && (id = acks.poll()) != null; ) {
-        ids.add(id);
+    // taken out first: a send that fails at once puts its acks back, and they must wait for the next flush
+    List<List<String>> calls = new ArrayList<>();
+    for (String id; (id = acks.poll()) != null; ) {
+      if (calls.isEmpty() || calls.get(calls.size() - 1).size() == MAX_IDS_PER_CALL) {
+        calls.add(new ArrayList<>());
       }
-      calls.add(sendAcks(ids).whenComplete((done, failure) -> {
+      calls.get(calls.size() - 1).add(id);
+    }
+    for (List<String> ids : calls) {
+      tracked(sendAcks(ids)).whenComplete((answer, failure) -> {
         if (failure != null) {
           acks.addAll(ids);
           if (!closing && ackFlushScheduled.compareAndSet(false, true)) {
             timers.schedule(this::flushAcks, backoff.nextMs(), TimeUnit.MILLISECONDS);
           }
         }
-      }));
+      });
     }
-    return CompletableFuture.allOf(calls.toArray(CompletableFuture<?>[]::new));
   }
 
   /** When a delivery arrived, and when its deadline was last pushed back. */
@@ -291,7 +306,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
       ArrayNode ids = extend.putArray("ackIds");
       due.subList(from, Math.min(due.size(), from + MAX_IDS_PER_CALL)).forEach(ids::add);
       extensions.addAndGet(ids.size());
-      sendExtend(extend);
+      tracked(sendExtend(extend));
     }
   }
 
@@ -334,13 +349,13 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     waiting.forEach(handling -> ((Handling) handling).delivery.nack("the subscriber closed", Duration.ZERO));
     try {
       workers.awaitTermination(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      flushAcks();
+      CompletableFuture.allOf(settling.toArray(CompletableFuture<?>[]::new))
+          .get(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    }
-    try {
-      flushAcks().get(5, TimeUnit.SECONDS);
     } catch (Exception e) {
-      // they are not acked: the events come again after their deadline
+      // a settlement that failed or was not answered in time: its events come again after their deadline
     }
     shutDown();
     stopped.complete(null);

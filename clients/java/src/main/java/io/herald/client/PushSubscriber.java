@@ -5,10 +5,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A subscriber over a WebSocket in push mode: it subscribes with its window and the gateway sends
@@ -16,14 +19,19 @@ import java.util.concurrent.TimeUnit;
  * over the same socket. A closed or failed socket, or one told the consumer is blocked (429), is
  * opened again on the next node, after a jittered backoff (or the {@code Retry-After} of a blocked
  * consumer's refused upgrade), and subscribed again;
- * settlements that could not be sent go over the new one (an ackId is valid on any connection of the
- * consumer).
+ * acks that could not be sent, or whose socket went before they were answered, go over the new one
+ * (an ackId is valid on any connection of the consumer).
  */
 final class PushSubscriber extends AbstractSubscriber implements WebSocket.Listener {
   private final StringBuilder frame = new StringBuilder();
   private volatile WebSocket socket;
   // the JDK's WebSocket refuses a send before the one before it completed: sends are chained
   private CompletableFuture<?> sending = CompletableFuture.completedFuture(null);
+  private final AtomicLong lastRequestId = new AtomicLong();
+  /** Settlements sent and not answered, by requestId. */
+  private final Map<Long, Unanswered> unanswered = new ConcurrentHashMap<>();
+
+  private record Unanswered(WebSocket socket, CompletableFuture<JsonNode> answer) {}
 
   PushSubscriber(Gateway gateway, String consumer, EventHandler handler, SubscriberSettings settings,
       ScheduledExecutorService timers) {
@@ -99,6 +107,16 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
   }
 
   private void receive(JsonNode message) {
+    JsonNode requestId = message.get("requestId");
+    Unanswered settlement = requestId != null && requestId.canConvertToLong() ? unanswered.remove(requestId.asLong()) : null;
+    if (settlement != null) {
+      if (message.path("status").asInt() >= 500) {
+        settlement.answer().completeExceptionally(new HeraldException(message.path("status").asInt(),
+            message.path("code").asText(), message.path("message").asText(), message.get("details")));
+      } else {
+        settlement.answer().complete(message);
+      }
+    }
     switch (message.path("type").asText()) {
       case "batch" -> message.path("events").forEach(this::dispatch);
       case "subscribed" -> {
@@ -115,13 +133,14 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
         } else if (status == 503) {
           // the subscribe (or a settlement) met Redis away: start again on a new connection
           restart(socket);
-        } else {
+        } else if (settlement == null) {
+          // a refused settlement leaves its events to their deadlines; anything else is for good
           stop(new HeraldException(status, message.path("code").asText(), message.path("message").asText(),
               message.get("details")));
         }
       }
       default -> {
-        // ackResult, nackResult, extendResult, pong: settlements need no answer to go on
+        // ackResult, nackResult, extendResult: answered above; pong, unsubscribed: nothing to do
       }
     }
   }
@@ -150,6 +169,13 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
       socket = null;
       reconnectIn(backoff.nextMs());
     }
+    unanswered.values().removeIf(sent -> {
+      boolean gone = sent.socket() == lost;
+      if (gone) {
+        sent.answer().completeExceptionally(new HeraldException("the connection closed before the answer", null));
+      }
+      return gone;
+    });
   }
 
   private synchronized CompletableFuture<?> send(ObjectNode message) {
@@ -162,21 +188,41 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
     return sending;
   }
 
+  /**
+   * Sends a settlement with a requestId; completes with its answer, and fails when it could not be
+   * sent, its socket went first, or it met Redis away (5xx).
+   */
+  private synchronized CompletableFuture<JsonNode> settle(ObjectNode frame) {
+    WebSocket open = socket;
+    if (open == null) {
+      return CompletableFuture.failedFuture(new HeraldException("not connected", null));
+    }
+    long requestId = lastRequestId.incrementAndGet();
+    CompletableFuture<JsonNode> answer = new CompletableFuture<>();
+    unanswered.put(requestId, new Unanswered(open, answer));
+    send(frame.put("requestId", requestId)).whenComplete((sent, failure) -> {
+      if (failure != null && unanswered.remove(requestId) != null) {
+        answer.completeExceptionally(failure);
+      }
+    });
+    return answer;
+  }
+
   @Override
   protected CompletableFuture<?> sendAcks(List<String> ackIds) {
     ObjectNode ack = Json.object().put("op", "ack");
     ackIds.forEach(ack.putArray("ackIds")::add);
-    return send(ack);
+    return settle(ack);
   }
 
   @Override
   protected CompletableFuture<?> sendNacks(ObjectNode nack) {
-    return send(nack.put("op", "nack"));
+    return settle(nack.put("op", "nack"));
   }
 
   @Override
   protected CompletableFuture<?> sendExtend(ObjectNode extend) {
-    return send(extend.put("op", "extend"));
+    return settle(extend.put("op", "extend"));
   }
 
   @Override

@@ -24,7 +24,9 @@ public interface Subscriber extends AutoCloseable {
 
   /**
    * Stops taking events; lets the handlers running finish (up to {@code closeTimeout}) and settles
-   * them; nacks what was received and not started, so it comes again at once; then disconnects.
+   * them; nacks what was received and not started, so it comes again at once; waits for the gateway to
+   * answer every settlement sent (up to {@code closeTimeout} again); then disconnects. Returned, what
+   * it acked is stored.
    */
   @Override
   void close();

@@ -15,7 +15,8 @@ import java.time.Duration;
  * @param pollWait       how long a long poll waits (polling subscriber), 1..20 s
  * @param initialBackoff the first wait before reconnecting or polling again after a failure
  * @param maxBackoff     the longest such wait
- * @param closeTimeout   how long {@code close} lets running handlers finish
+ * @param closeTimeout   how long {@code close} lets running handlers finish, and then waits for the
+ *                       answers to the settlements sent
  * @param beforeAck      runs before each ack (null: none)
  * @param processed      events processed already, whose repeats are acked without the handler (null: none)
  */

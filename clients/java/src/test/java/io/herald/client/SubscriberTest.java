@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -282,6 +283,45 @@ class SubscriberTest {
       next.close();
     }
     assertEquals(5, metadata(consumer).path("totals").path("acked").asInt());
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  @DisplayName("close returns once the gateway has stored the acks, though the node hears them late")
+  void closeWaitsForTheAnswers(Transport transport) throws Exception {
+    String topic = Gateways.topic("close-acks");
+    String consumer = gateways.consumer(topic, "");
+    try (SlowProxy proxy = new SlowProxy(gateways.url(0), Duration.ofMillis(300));
+        HeraldClient slow = HeraldClient.builder().endpoint(proxy.url()).build()) {
+      Subscriber subscriber = transport.subscriber(slow, consumer, delivery -> { }, fast()).start();
+      publish(topic, 3);
+      await().atMost(Duration.ofSeconds(30)).until(() -> subscriber.stats().acked() == 3);
+      subscriber.close();
+      JsonNode metadata = metadata(consumer);
+      assertEquals(3, metadata.path("totals").path("acked").asInt());
+      assertEquals(0, metadata.path("unacked").asInt());
+    }
+  }
+
+  @Test
+  @DisplayName("push: acks on their way when the socket goes are sent again on the next one, not left to their deadline")
+  void acksOutliveTheirSocket() throws Exception {
+    String topic = Gateways.topic("lost-acks");
+    String consumer = gateways.consumer(topic, "\"ackTimeoutMs\":60000");
+    List<String> handled = new CopyOnWriteArrayList<>();
+    try (SlowProxy proxy = new SlowProxy(gateways.url(0), Duration.ofMillis(1000));
+        HeraldClient slow = HeraldClient.builder().endpoint(proxy.url()).build();
+        Subscriber subscriber = slow.subscriber(consumer, delivery -> handled.add(delivery.eventId()), fast()).start()) {
+      await().atMost(Duration.ofSeconds(30)).until(() -> subscriber.stats().connections() == 1);
+      publish(topic, 3);
+      await().atMost(Duration.ofSeconds(30)).until(() -> subscriber.stats().acked() == 3);
+      // the ack frame is held by the proxy: the node never gets it on this socket
+      await().atMost(Duration.ofSeconds(10)).until(() -> proxy.held() > 0);
+      proxy.cut();
+      await().atMost(Duration.ofSeconds(20)).until(() -> metadata(consumer).path("totals").path("acked").asInt() == 3);
+      assertEquals(3, handled.size());
+      assertTrue(subscriber.stats().connections() >= 2);
+    }
   }
 
   @ParameterizedTest
