@@ -201,8 +201,9 @@ export class Subscriber {
         return;
       }
       this.#socket = socket;
-      socket.send(JSON.stringify({ op: 'subscribe', window: this.#window }));
+      // acks first: pushed before them, their events would be handed out again (their deadlines passed)
       this.#flushAcks();
+      socket.send(JSON.stringify({ op: 'subscribe', window: this.#window }));
     };
     socket.onmessage = (message) => this.#receive(JSON.parse(message.data));
     // a refused upgrade fires only 'error' on some implementations, a lost socket 'error' then 'close'
@@ -465,19 +466,22 @@ export class Subscriber {
           this.#acks.unshift(...ackIds);
           break;
         }
-        // the socket that carried them is restarted after a 503, and a new one flushes again
-        answer.then((frame) => {
+        // a new socket flushes them again (the one that met a 503 is restarted); others try after a pause
+        this.#track(answer.then((frame) => {
           if (frame === null || (frame.type === 'error' && frame.status >= 500)) {
             this.#acks.push(...ackIds);
+            if (!this.#closing) {
+              this.#ackTimer ??= setTimeout(() => this.#flushAcks(), this.#settings.initialBackoffMs);
+            }
           }
-        });
+        }));
       } else {
-        this.#settleOverHttp('/acks', { ackIds }).catch(() => {
+        this.#track(this.#settleOverHttp('/acks', { ackIds }).catch(() => {
           this.#acks.push(...ackIds);
           if (!this.#closing) {
             this.#ackTimer ??= setTimeout(() => this.#flushAcks(), this.#backoff.nextMs());
           }
-        });
+        }));
       }
     }
   }
@@ -530,6 +534,15 @@ export class Subscriber {
     clearTimeout(this.#ackTimer);
     this.#flushAcks();
     await this.#within(this.#settings.closeTimeoutMs, Promise.all([...this.#settling]));
+    if (this.#acks.length) {
+      // their socket went (or met a 503) and no other comes now: any node takes them over HTTP
+      const ackIds = this.#acks.splice(0);
+      const calls = [];
+      for (let from = 0; from < ackIds.length; from += MAX_IDS_PER_CALL) {
+        calls.push(this.#settleOverHttp('/acks', { ackIds: ackIds.slice(from, from + MAX_IDS_PER_CALL) }).catch(() => {}));
+      }
+      await this.#within(this.#settings.closeTimeoutMs, Promise.all(calls));
+    }
     this.#shutDown();
     this.#stop.resolve();
   }

@@ -91,21 +91,25 @@ export async function until(condition, timeoutMs = 30_000, what = 'condition') {
 
 /**
  * A TCP proxy to `url` that holds what clients send for `delayMs` before passing it on (what the node
- * sends comes back at once): a client's frames reach the node late. `cut()` drops every connection,
- * with what it still holds; `held` counts the chunks held now.
+ * sends comes back at once): a client's frames reach the node late. `pause()` holds what clients send
+ * until `cut()`, which drops every connection with what it still holds and passes on again; `held`
+ * counts the chunks of data held now.
  */
 export async function slowProxy(url, delayMs) {
   const target = new URL(url);
   const connections = new Set();
+  let paused = false;
   const proxy = {
     held: 0,
     url: null,
+    pause() {
+      paused = true;
+    },
     cut() {
-      for (const [client, upstream] of connections) {
-        client.destroy();
-        upstream.destroy();
+      for (const connection of connections) {
+        connection.drop();
       }
-      connections.clear();
+      paused = false;
     },
     close() {
       proxy.cut();
@@ -114,27 +118,47 @@ export async function slowProxy(url, delayMs) {
   };
   const server = createServer((client) => {
     const upstream = connect(Number(target.port), target.hostname);
-    const pair = [client, upstream];
-    connections.add(pair);
-    const later = (pass) => {
-      proxy.held++;
-      setTimeout(() => {
-        proxy.held--;
-        if (!upstream.destroyed) {
-          pass();
+    const queue = [];
+    const connection = {
+      drop() {
+        connections.delete(connection);
+        proxy.held -= queue.filter((item) => item.data).length;
+        queue.length = 0;
+        client.destroy();
+        upstream.destroy();
+      },
+    };
+    connections.add(connection);
+    // passes on the oldest held chunk (or the client's end, or its close) once its time came
+    const passOn = () => {
+      if (paused || !queue.length || queue[0].at > Date.now()) {
+        if (queue.length && !paused) {
+          setTimeout(passOn, queue[0].at - Date.now());
         }
-      }, delayMs);
+        return;
+      }
+      const { pass, data } = queue.shift();
+      if (data) {
+        proxy.held--;
+      }
+      pass();
+      passOn();
     };
-    client.on('data', (chunk) => later(() => upstream.write(chunk)));
+    const later = (pass, data = false) => {
+      queue.push({ at: Date.now() + delayMs, pass, data });
+      if (data) {
+        proxy.held++;
+      }
+      if (queue.length === 1) {
+        setTimeout(passOn, delayMs);
+      }
+    };
+    client.on('data', (chunk) => later(() => upstream.write(chunk), true));
     client.on('end', () => later(() => upstream.end()));
+    client.on('close', () => later(() => connection.drop()));
+    client.on('error', () => {});
     upstream.pipe(client);
-    const drop = () => {
-      connections.delete(pair);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop);
+    upstream.on('error', () => connection.drop());
   });
   await new Promise((resolveListening) => server.listen(0, '127.0.0.1', resolveListening));
   proxy.url = `http://127.0.0.1:${server.address().port}`;

@@ -150,23 +150,43 @@ for (const transport of ['push', 'poll']) {
 test('push: acks on their way when the socket goes are sent again on the next one, not left to their deadline', async (t) => {
   const name = topic('lost-acks');
   const consumer = await gateway.consumer(name, { ackTimeoutMs: 60_000 });
-  const proxy = await slowProxy(gateway.url, 1000);
+  const proxy = await slowProxy(gateway.url, 0);
   t.after(() => proxy.close());
   const handled = [];
   const subscriber = new HeraldClient({ endpoints: [proxy.url], token: gateway.token })
     .subscriber(consumer, (delivery) => {
+      // from now on the proxy holds what the subscriber sends: its acks
+      proxy.pause();
       handled.push(delivery.eventId);
     }, { ...fast, transport: 'push' }).start();
   t.after(() => subscriber.close());
   await until(() => subscriber.stats.connections === 1);
   await publish(name, 3);
-  await until(() => subscriber.stats.acked === 3);
-  // the ack frame is held by the proxy: the node never gets it on this socket
-  await until(() => proxy.held > 0);
+  await until(() => subscriber.stats.acked === 3 && proxy.held > 0);
   proxy.cut();
   await until(async () => (await gateway.metadata(consumer)).totals.acked === 3, 20_000, 'acked on the next socket');
+  await until(() => subscriber.stats.connections === 2);
   assert.equal(handled.length, 3);
-  assert.ok(subscriber.stats.connections >= 2);
+});
+
+test('push: close, with the socket gone before its acks were answered, sends them over HTTP', async (t) => {
+  const name = topic('close-lost');
+  const consumer = await gateway.consumer(name, { ackTimeoutMs: 60_000 });
+  const proxy = await slowProxy(gateway.url, 0);
+  t.after(() => proxy.close());
+  const subscriber = new HeraldClient({ endpoints: [proxy.url], token: gateway.token })
+    .subscriber(consumer, () => proxy.pause(), { ...fast, transport: 'push', initialBackoffMs: 10_000, maxBackoffMs: 10_000 })
+    .start();
+  t.after(() => subscriber.close());
+  await until(() => subscriber.stats.connections === 1);
+  await publish(name, 3);
+  await until(() => subscriber.stats.acked === 3 && proxy.held > 0);
+  proxy.cut();
+  // no new socket comes within the close (the reconnect waits 10 s)
+  await subscriber.close();
+  const metadata = await gateway.metadata(consumer);
+  assert.equal(metadata.totals.acked, 3);
+  assert.equal(subscriber.stats.connections, 1);
 });
 
 test('push: blocked while connected, the subscriber is told (429 notice), leaves, and comes back after the block', async () => {
