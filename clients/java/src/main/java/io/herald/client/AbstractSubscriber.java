@@ -11,12 +11,14 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,6 +43,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   private final ThreadPoolExecutor workers;
   private final CompletableFuture<Void> stopped = new CompletableFuture<>();
   private final AtomicBoolean started = new AtomicBoolean();
+  private final AtomicBoolean stopping = new AtomicBoolean();
   /** Set once, under this object's lock: no more deliveries are taken. */
   protected volatile boolean closing;
 
@@ -48,6 +51,8 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   private final Map<Delivery, Lease> leases = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<String> acks = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean ackFlushScheduled = new AtomicBoolean();
+  /** One flush at a time: close() must see the calls of a flush that took acks from the queue. */
+  private final Object flushing = new Object();
   /** Settlements sent and not answered yet: close() waits for them. */
   private final Set<CompletableFuture<?>> settling = ConcurrentHashMap.newKeySet();
   private volatile long ackTimeoutMs;
@@ -254,8 +259,26 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
    * answered, or that met Redis away, wait for the next flush (an ackId is valid on any connection).
    */
   protected final void flushAcks() {
-    ackFlushScheduled.set(false);
-    // taken out first: a send that fails at once puts its acks back, and they must wait for the next flush
+    synchronized (flushing) {
+      ackFlushScheduled.set(false);
+      for (List<String> ids : takeAcks()) {
+        tracked(sendAcks(ids)).whenComplete((answer, failure) -> {
+          if (failure != null) {
+            acks.addAll(ids);
+            if (!closing && ackFlushScheduled.compareAndSet(false, true)) {
+              timers.schedule(this::flushAcks, backoff.nextMs(), TimeUnit.MILLISECONDS);
+            }
+          }
+        });
+      }
+    }
+  }
+
+  /**
+   * The acks gathered, in calls of at most {@link #MAX_IDS_PER_CALL}, all taken out before any is
+   * sent: a send that fails at once puts its acks back, and they must wait for the next flush.
+   */
+  private List<List<String>> takeAcks() {
     List<List<String>> calls = new ArrayList<>();
     for (String id; (id = acks.poll()) != null; ) {
       if (calls.isEmpty() || calls.get(calls.size() - 1).size() == MAX_IDS_PER_CALL) {
@@ -263,16 +286,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
       }
       calls.get(calls.size() - 1).add(id);
     }
-    for (List<String> ids : calls) {
-      tracked(sendAcks(ids)).whenComplete((answer, failure) -> {
-        if (failure != null) {
-          acks.addAll(ids);
-          if (!closing && ackFlushScheduled.compareAndSet(false, true)) {
-            timers.schedule(this::flushAcks, backoff.nextMs(), TimeUnit.MILLISECONDS);
-          }
-        }
-      });
-    }
+    return calls;
   }
 
   /** When a delivery arrived, and when its deadline was last pushed back. */
@@ -315,8 +329,13 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
    * {@link #close} does, on a thread of its own (this runs on an I/O or timer thread).
    */
   protected final void stop(HeraldException refusal) {
-    if (stopped.completeExceptionally(refusal)) {
-      Thread drain = new Thread(this::close, "herald-" + consumer + "-stop");
+    if (stopping.compareAndSet(false, true)) {
+      // stopped() is failed on that thread too: a callback of the caller's that closes must not hold
+      // up the I/O thread the answers to the settlements come on
+      Thread drain = new Thread(() -> {
+        stopped.completeExceptionally(refusal);
+        close();
+      }, "herald-" + consumer + "-stop");
       drain.setDaemon(true);
       drain.start();
     }
@@ -350,15 +369,27 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     try {
       workers.awaitTermination(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);
       flushAcks();
-      CompletableFuture.allOf(settling.toArray(CompletableFuture<?>[]::new))
-          .get(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      awaitAnswers(settling.toArray(CompletableFuture<?>[]::new));
+      // their connection went (or met a 503) and no other comes now: any node takes them over HTTP
+      awaitAnswers(takeAcks().stream().map(ids -> {
+        ObjectNode ack = Json.object();
+        ids.forEach(ack.putArray("ackIds")::add);
+        return gateway.post(path("/acks"), Json.encode(ack));
+      }).toArray(CompletableFuture<?>[]::new));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    } catch (Exception e) {
-      // a settlement that failed or was not answered in time: its events come again after their deadline
     }
     shutDown();
     stopped.complete(null);
+  }
+
+  /** Waits up to closeTimeout for these calls; one that fails or is late leaves its events to their deadlines. */
+  private void awaitAnswers(CompletableFuture<?>[] calls) throws InterruptedException {
+    try {
+      CompletableFuture.allOf(calls).get(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      // as said
+    }
   }
 
   private void shutDown() {

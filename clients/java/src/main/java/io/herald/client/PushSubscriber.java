@@ -85,12 +85,13 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
       // a frame the last socket left half-read is not this one's (callbacks run on one thread per socket)
       frame.setLength(0);
     }
+    // acks first: pushed before them, their events would be handed out again (their deadlines passed)
+    flushAcks();
     send(Json.object().put("op", "subscribe").put("window", window())).whenComplete((sent, failure) -> {
       if (failure != null) {
         restart(opened);
       }
     });
-    flushAcks();
     opened.request(1);
   }
 

@@ -19,8 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A TCP proxy to a node that holds what clients send for {@code delay} before passing it on (what the
- * node sends comes back at once): a client's frames reach the node late. {@link #cut} drops every
- * connection with what it still holds; {@link #held} counts the chunks held now.
+ * node sends comes back at once): a client's frames reach the node late. {@link #pause} holds what
+ * clients send until {@link #cut}, which drops every connection with what it still holds and passes
+ * on again; {@link #held} counts the chunks held now.
  */
 final class SlowProxy implements AutoCloseable {
   private final URI target;
@@ -30,6 +31,9 @@ final class SlowProxy implements AutoCloseable {
   private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor(daemon("slow-proxy-later"));
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
   private final AtomicInteger held = new AtomicInteger();
+  /** While set, what clients send is kept until their connection is cut: never passed on. */
+  private volatile boolean paused;
+  private final AtomicInteger kept = new AtomicInteger();
 
   SlowProxy(String url, Duration delay) throws IOException {
     this.target = URI.create(url);
@@ -43,12 +47,18 @@ final class SlowProxy implements AutoCloseable {
   }
 
   int held() {
-    return held.get();
+    return held.get() + kept.get();
+  }
+
+  void pause() {
+    paused = true;
   }
 
   void cut() {
     sockets.forEach(SlowProxy::quietlyClose);
     sockets.clear();
+    kept.set(0);
+    paused = false;
   }
 
   @Override
@@ -62,8 +72,14 @@ final class SlowProxy implements AutoCloseable {
     while (!server.isClosed()) {
       try {
         Socket client = server.accept();
-        Socket upstream = new Socket(target.getHost(), target.getPort());
         sockets.add(client);
+        Socket upstream;
+        try {
+          upstream = new Socket(target.getHost(), target.getPort());
+        } catch (IOException e) {
+          quietlyClose(client);
+          continue;
+        }
         sockets.add(upstream);
         daemon("slow-proxy-down").newThread(() -> copy(upstream, client)).start();
         daemon("slow-proxy-up").newThread(() -> hold(client, upstream)).start();
@@ -90,6 +106,10 @@ final class SlowProxy implements AutoCloseable {
     try (InputStream in = from.getInputStream()) {
       byte[] buffer = new byte[16 * 1024];
       for (int n; (n = in.read(buffer)) >= 0; ) {
+        if (paused) {
+          kept.incrementAndGet();
+          continue;
+        }
         byte[] chunk = Arrays.copyOf(buffer, n);
         held.incrementAndGet();
         passOnLater(() -> {
