@@ -3,6 +3,7 @@ import { HeraldError } from './errors.js';
 
 const ACK_LINGER_MS = 5;
 const MAX_IDS_PER_CALL = 1000;
+const SETTLEMENT_PATHS = { ack: '/acks', nack: '/nacks', extend: '/extend' };
 
 /**
  * One hand-out of an event. A handler may settle it itself (ack, nack, reject); if it resolves
@@ -73,6 +74,8 @@ export class Subscriber {
   #handler;
   #settings;
   #backoff;
+  /** Between tries of acks that no node took (Redis away): apart from the reconnects' backoff. */
+  #ackBackoff;
   #closing = false;
   #started = false;
   #stopped;
@@ -122,6 +125,7 @@ export class Subscriber {
       throw new RangeError('ackTimeoutMs must be in 5000..3600000, as a consumer\'s');
     }
     this.#backoff = new Backoff(this.#settings.initialBackoffMs, this.#settings.maxBackoffMs);
+    this.#ackBackoff = new Backoff(this.#settings.initialBackoffMs, this.#settings.maxBackoffMs);
     this.#stopped = new Promise((resolve, reject) => {
       this.#stop = { resolve, reject };
     });
@@ -369,12 +373,24 @@ export class Subscriber {
     return new Promise((resolve) => this.#roomWaiters.push(() => resolve(Math.max(1, this.#window - this.#leases.size))));
   }
 
-  #settleOverHttp(tail, body) {
-    return this.#track(this.#gateway.call('POST', this.#path(tail), body).then((answer) => {
-      if (!answer.ok) {
-        throw HeraldError.fromAnswer(answer.status, answer.body);
-      }
-    }));
+  /**
+   * Sends a settlement (op ack, nack or extend) over the open socket, else over HTTP: any node takes
+   * it, and a blocked consumer's settlements are never refused, so one made while the socket is away
+   * (a reconnect, a 429 block) does not wait for the next. One whose socket went before its answer,
+   * or that met a 5xx, goes again over HTTP. Resolves with whether the gateway took it; never rejects.
+   */
+  #settle(op, body) {
+    const answer = this.#settings.transport === 'push' ? this.#settleOverSocket({ op, ...body }) : null;
+    if (!answer) {
+      return this.#settleOverHttp(op, body);
+    }
+    return this.#track(answer.then((frame) => (frame !== null && !(frame.type === 'error' && frame.status >= 500))
+      || this.#settleOverHttp(op, body)));
+  }
+
+  #settleOverHttp(op, body) {
+    return this.#track(this.#gateway.call('POST', this.#path(SETTLEMENT_PATHS[op]), body)
+      .then((answer) => answer.ok, () => false));
   }
 
   // --- handling and settlement --------------------------------------------------------------------
@@ -439,11 +455,7 @@ export class Subscriber {
       body.delayMs = delayMs;
     }
     // a nack that is lost leaves the event to come again after its deadline
-    if (this.#settings.transport === 'push') {
-      this.#settleOverSocket({ op: 'nack', ...body });
-    } else {
-      this.#settleOverHttp('/nacks', body).catch(() => {});
-    }
+    this.#settle('nack', body);
   }
 
   #release(delivery) {
@@ -453,36 +465,21 @@ export class Subscriber {
   }
 
   /**
-   * Sends the acks gathered. Those that could not go, or whose socket went before they were answered,
-   * or that met Redis away, wait for the next flush (on a new connection: an ackId is valid on any).
+   * Sends the acks gathered (an ackId is valid on any connection and any node). Those no node took
+   * (Redis away) are tried again after a backoff, until close.
    */
   #flushAcks() {
     this.#ackTimer = null;
     while (this.#acks.length) {
       const ackIds = this.#acks.splice(0, MAX_IDS_PER_CALL);
-      if (this.#settings.transport === 'push') {
-        const answer = this.#settleOverSocket({ op: 'ack', ackIds });
-        if (!answer) {
-          this.#acks.unshift(...ackIds);
-          break;
-        }
-        // a new socket flushes them again (the one that met a 503 is restarted); others try after a pause
-        this.#track(answer.then((frame) => {
-          if (frame === null || (frame.type === 'error' && frame.status >= 500)) {
-            this.#acks.push(...ackIds);
-            if (!this.#closing) {
-              this.#ackTimer ??= setTimeout(() => this.#flushAcks(), this.#settings.initialBackoffMs);
-            }
-          }
-        }));
-      } else {
-        this.#track(this.#settleOverHttp('/acks', { ackIds }).catch(() => {
+      this.#track(this.#settle('ack', { ackIds }).then((taken) => {
+        if (taken) {
+          this.#ackBackoff.reset();
+        } else if (!this.#closing) {
           this.#acks.push(...ackIds);
-          if (!this.#closing) {
-            this.#ackTimer ??= setTimeout(() => this.#flushAcks(), this.#backoff.nextMs());
-          }
-        }));
-      }
+          this.#ackTimer ??= setTimeout(() => this.#flushAcks(), this.#ackBackoff.nextMs());
+        }
+      }));
     }
   }
 
@@ -499,11 +496,7 @@ export class Subscriber {
     for (let from = 0; from < due.length; from += MAX_IDS_PER_CALL) {
       const body = { ackIds: due.slice(from, from + MAX_IDS_PER_CALL), extendMs: this.#ackTimeoutMs };
       this.stats.extensions += body.ackIds.length;
-      if (this.#settings.transport === 'push') {
-        this.#settleOverSocket({ op: 'extend', ...body });
-      } else {
-        this.#settleOverHttp('/extend', body).catch(() => {});
-      }
+      this.#settle('extend', body);
     }
   }
 
@@ -534,15 +527,6 @@ export class Subscriber {
     clearTimeout(this.#ackTimer);
     this.#flushAcks();
     await this.#within(this.#settings.closeTimeoutMs, Promise.all([...this.#settling]));
-    if (this.#acks.length) {
-      // their socket went (or met a 503) and no other comes now: any node takes them over HTTP
-      const ackIds = this.#acks.splice(0);
-      const calls = [];
-      for (let from = 0; from < ackIds.length; from += MAX_IDS_PER_CALL) {
-        calls.push(this.#settleOverHttp('/acks', { ackIds: ackIds.slice(from, from + MAX_IDS_PER_CALL) }).catch(() => {}));
-      }
-      await this.#within(this.#settings.closeTimeoutMs, Promise.all(calls));
-    }
     this.#shutDown();
     this.#stop.resolve();
   }

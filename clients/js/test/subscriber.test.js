@@ -189,6 +189,34 @@ test('push: close, with the socket gone before its acks were answered, sends the
   assert.equal(subscriber.stats.connections, 1);
 });
 
+test('push: what a handler finishes while the consumer is blocked (its socket gone) is acked over HTTP at once, not after the block', async (t) => {
+  const name = topic('blocked-ack');
+  const consumer = await gateway.consumer(name, { rateLimit: { tps: 1, blockMs: 60_000, graceMs: 0 } });
+  let release;
+  const released = new Promise((resolve) => {
+    release = resolve;
+  });
+  let running = false;
+  const subscriber = herald.subscriber(consumer, async () => {
+    running = true;
+    await released;
+  }, { ...fast, transport: 'push' }).start();
+  t.after(() => {
+    release();
+    return subscriber.close();
+  });
+  await until(() => subscriber.stats.connections === 1);
+  await publish(name, 1);
+  await until(() => running);
+  while ((await gateway.admin('POST', `/v1/consumers/${consumer}/poll`, {})).status !== 429) {
+    // a consumer allowed one poll a second is blocked by the second
+  }
+  await until(() => subscriber.stats.throttled >= 1, 10_000);
+  release();
+  await until(async () => (await gateway.metadata(consumer)).totals.acked === 1, 10_000, 'acked within the block');
+  assert.equal((await gateway.metadata(consumer)).throttle.blocked, true);
+});
+
 test('push: blocked while connected, the subscriber is told (429 notice), leaves, and comes back after the block', async () => {
   const name = topic('notice');
   const consumer = await gateway.consumer(name, { rateLimit: { tps: 1, blockMs: 2000, graceMs: 0 } });

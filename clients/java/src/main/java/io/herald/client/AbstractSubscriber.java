@@ -39,6 +39,8 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   protected final SubscriberSettings settings;
   protected final ScheduledExecutorService timers;
   protected final Backoff backoff;
+  /** Between tries of acks that no node took (Redis away): apart from the reconnects' backoff. */
+  private final Backoff ackBackoff;
   private final EventHandler handler;
   private final ThreadPoolExecutor workers;
   private final CompletableFuture<Void> stopped = new CompletableFuture<>();
@@ -74,6 +76,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     this.settings = settings;
     this.timers = timers;
     this.backoff = new Backoff(settings.initialBackoff(), settings.maxBackoff());
+    this.ackBackoff = new Backoff(settings.initialBackoff(), settings.maxBackoff());
     AtomicInteger threads = new AtomicInteger();
     this.workers = new ThreadPoolExecutor(settings.parallelism(), settings.parallelism(), 0, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(), task -> {
@@ -136,12 +139,14 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   /** Starts the transport: connect, subscribe or poll. */
   protected abstract void begin();
 
-  /** Sends acks; the future completes with the gateway's answer, and fails when they may not have arrived. */
-  protected abstract CompletableFuture<?> sendAcks(List<String> ackIds);
-
-  protected abstract CompletableFuture<?> sendNacks(ObjectNode nack);
-
-  protected abstract CompletableFuture<?> sendExtend(ObjectNode extend);
+  /**
+   * Sends a settlement ({@code op} ack, nack or extend, with its body) over the transport's own
+   * connection: completes with whether the gateway answered it (a 5xx or a connection that went
+   * first: false), or null when there is no such connection now (the settlement goes over HTTP).
+   */
+  protected CompletableFuture<Boolean> settleOverConnection(String op, ObjectNode body) {
+    return null;
+  }
 
   /** Stops the transport: no more deliveries. */
   protected abstract void end();
@@ -238,7 +243,28 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
       // the gateway keeps at most 1024 bytes of a reason
       nack.put("reason", reason.length() > 256 ? reason.substring(0, 256) : reason);
     }
-    tracked(sendNacks(nack));
+    settle("nack", nack);
+  }
+
+  /**
+   * Sends a settlement over the transport's connection if it has one, else over HTTP: any node takes
+   * it, and a blocked consumer's settlements are never refused, so one made while the socket is away
+   * (a reconnect, a 429 block) does not wait for the next. One whose connection went before its
+   * answer, or that met a 5xx, goes again over HTTP. Completes with whether the gateway took it.
+   */
+  private CompletableFuture<Boolean> settle(String op, ObjectNode body) {
+    CompletableFuture<Boolean> overConnection = settleOverConnection(op, body);
+    return tracked(overConnection == null ? settleOverHttp(op, body)
+        : overConnection.thenCompose(taken -> taken ? CompletableFuture.completedFuture(true) : settleOverHttp(op, body)));
+  }
+
+  private CompletableFuture<Boolean> settleOverHttp(String op, ObjectNode body) {
+    String tail = switch (op) {
+      case "ack" -> "/acks";
+      case "nack" -> "/nacks";
+      default -> "/extend";
+    };
+    return gateway.post(path(tail), Json.encode(body)).handle((answer, failure) -> answer != null && answer.ok());
   }
 
   /** Counts {@code settlement} among those {@link #close} waits for, until it is answered or fails. */
@@ -255,18 +281,22 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   }
 
   /**
-   * Sends the acks gathered. Those that could not go, or whose connection went before they were
-   * answered, or that met Redis away, wait for the next flush (an ackId is valid on any connection).
+   * Sends the acks gathered (an ackId is valid on any connection and any node). Those no node took
+   * (Redis away) are tried again after a backoff, until close.
    */
   protected final void flushAcks() {
     synchronized (flushing) {
       ackFlushScheduled.set(false);
       for (List<String> ids : takeAcks()) {
-        tracked(sendAcks(ids)).whenComplete((answer, failure) -> {
-          if (failure != null) {
+        ObjectNode ack = Json.object();
+        ids.forEach(ack.putArray("ackIds")::add);
+        settle("ack", ack).thenAccept(taken -> {
+          if (taken) {
+            ackBackoff.reset();
+          } else if (!closing) {
             acks.addAll(ids);
-            if (!closing && ackFlushScheduled.compareAndSet(false, true)) {
-              timers.schedule(this::flushAcks, backoff.nextMs(), TimeUnit.MILLISECONDS);
+            if (ackFlushScheduled.compareAndSet(false, true)) {
+              timers.schedule(this::flushAcks, ackBackoff.nextMs(), TimeUnit.MILLISECONDS);
             }
           }
         });
@@ -276,7 +306,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
 
   /**
    * The acks gathered, in calls of at most {@link #MAX_IDS_PER_CALL}, all taken out before any is
-   * sent: a send that fails at once puts its acks back, and they must wait for the next flush.
+   * sent: acks a send puts back must wait for the next flush.
    */
   private List<List<String>> takeAcks() {
     List<List<String>> calls = new ArrayList<>();
@@ -320,7 +350,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
       ArrayNode ids = extend.putArray("ackIds");
       due.subList(from, Math.min(due.size(), from + MAX_IDS_PER_CALL)).forEach(ids::add);
       extensions.addAndGet(ids.size());
-      tracked(sendExtend(extend));
+      settle("extend", extend);
     }
   }
 
@@ -370,12 +400,6 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
       workers.awaitTermination(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);
       flushAcks();
       awaitAnswers(settling.toArray(CompletableFuture<?>[]::new));
-      // their connection went (or met a 503) and no other comes now: any node takes them over HTTP
-      awaitAnswers(takeAcks().stream().map(ids -> {
-        ObjectNode ack = Json.object();
-        ids.forEach(ack.putArray("ackIds")::add);
-        return gateway.post(path("/acks"), Json.encode(ack));
-      }).toArray(CompletableFuture<?>[]::new));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -383,7 +407,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     stopped.complete(null);
   }
 
-  /** Waits up to closeTimeout for these calls; one that fails or is late leaves its events to their deadlines. */
+  /** Waits up to closeTimeout for these calls; one that is late leaves its events to their deadlines. */
   private void awaitAnswers(CompletableFuture<?>[] calls) throws InterruptedException {
     try {
       CompletableFuture.allOf(calls).get(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);

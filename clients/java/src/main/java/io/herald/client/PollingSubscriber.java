@@ -1,14 +1,12 @@
 package io.herald.client;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * A subscriber by HTTP long polling, for where WebSockets are not allowed: one thread polls for as
- * many events as the window has room for; settlements are HTTP calls. A 429 waits out its
+ * many events as the window has room for; settlements are HTTP calls (as all subscribers can make). A 429 waits out its
  * {@code Retry-After}; a 503 or a lost connection waits a jittered backoff and polls the next node.
  */
 final class PollingSubscriber extends AbstractSubscriber {
@@ -84,33 +82,6 @@ final class PollingSubscriber extends AbstractSubscriber {
     synchronized (room) {
       room.notifyAll();
     }
-  }
-
-  @Override
-  protected CompletableFuture<?> sendAcks(List<String> ackIds) {
-    ObjectNode ack = Json.object();
-    ackIds.forEach(ack.putArray("ackIds")::add);
-    return settle("/acks", ack);
-  }
-
-  @Override
-  protected CompletableFuture<?> sendNacks(ObjectNode nack) {
-    return settle("/nacks", nack);
-  }
-
-  @Override
-  protected CompletableFuture<?> sendExtend(ObjectNode extend) {
-    return settle("/extend", extend);
-  }
-
-  /** A settlement call; fails unless the gateway answered it (a 503 or a lost answer leaves it to be sent again). */
-  private CompletableFuture<?> settle(String tail, ObjectNode body) {
-    return gateway.post(path(tail), Json.encode(body)).thenApply(answer -> {
-      if (!answer.ok()) {
-        throw answer.refusal();
-      }
-      return answer;
-    });
   }
 
   @Override

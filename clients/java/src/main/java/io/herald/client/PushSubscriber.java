@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -19,8 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * over the same socket. A closed or failed socket, or one told the consumer is blocked (429), is
  * opened again on the next node, after a jittered backoff (or the {@code Retry-After} of a blocked
  * consumer's refused upgrade), and subscribed again;
- * acks that could not be sent, or whose socket went before they were answered, go over the new one
- * (an ackId is valid on any connection of the consumer).
+ * settlements made while no socket is open, or whose socket went before they were answered, go
+ * over HTTP (an ackId is valid on any connection of the consumer).
  */
 final class PushSubscriber extends AbstractSubscriber implements WebSocket.Listener {
   private final StringBuilder frame = new StringBuilder();
@@ -190,40 +189,25 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
   }
 
   /**
-   * Sends a settlement with a requestId; completes with its answer, and fails when it could not be
+   * Sends a settlement with a requestId; its answer completes it, and it fails when it could not be
    * sent, its socket went first, or it met Redis away (5xx).
    */
-  private synchronized CompletableFuture<JsonNode> settle(ObjectNode frame) {
+  @Override
+  protected synchronized CompletableFuture<Boolean> settleOverConnection(String op, ObjectNode body) {
     WebSocket open = socket;
     if (open == null) {
-      return CompletableFuture.failedFuture(new HeraldException("not connected", null));
+      return null;
     }
     long requestId = lastRequestId.incrementAndGet();
     CompletableFuture<JsonNode> answer = new CompletableFuture<>();
     unanswered.put(requestId, new Unanswered(open, answer));
-    send(frame.put("requestId", requestId)).whenComplete((sent, failure) -> {
+    ObjectNode frame = body.deepCopy().put("op", op).put("requestId", requestId);
+    send(frame).whenComplete((sent, failure) -> {
       if (failure != null && unanswered.remove(requestId) != null) {
         answer.completeExceptionally(failure);
       }
     });
-    return answer;
-  }
-
-  @Override
-  protected CompletableFuture<?> sendAcks(List<String> ackIds) {
-    ObjectNode ack = Json.object().put("op", "ack");
-    ackIds.forEach(ack.putArray("ackIds")::add);
-    return settle(ack);
-  }
-
-  @Override
-  protected CompletableFuture<?> sendNacks(ObjectNode nack) {
-    return settle(nack.put("op", "nack"));
-  }
-
-  @Override
-  protected CompletableFuture<?> sendExtend(ObjectNode extend) {
-    return settle(extend.put("op", "extend"));
+    return answer.handle((answered, failure) -> failure == null);
   }
 
   @Override

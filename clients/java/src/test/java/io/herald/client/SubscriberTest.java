@@ -352,6 +352,30 @@ class SubscriberTest {
     }
   }
 
+  @Test
+  @DisplayName("push: what a handler finishes while the consumer is blocked (its socket gone) is acked over HTTP at once, not after the block")
+  void acksDuringABlock() throws Exception {
+    String topic = Gateways.topic("blocked-ack");
+    String consumer = gateways.consumer(topic, "\"rateLimit\":{\"tps\":1,\"blockMs\":60000,\"graceMs\":0}");
+    CountDownLatch running = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    try (Subscriber subscriber = herald.subscriber(consumer, delivery -> {
+      running.countDown();
+      release.await(30, TimeUnit.SECONDS);
+    }, fast()).start()) {
+      await().atMost(Duration.ofSeconds(30)).until(() -> subscriber.stats().connections() == 1);
+      publish(topic, 1);
+      assertTrue(running.await(30, TimeUnit.SECONDS));
+      blockByPolling(consumer);
+      await().atMost(Duration.ofSeconds(10)).until(() -> subscriber.stats().throttled() >= 1);
+      release.countDown();
+      await().atMost(Duration.ofSeconds(10)).until(() -> metadata(consumer).path("totals").path("acked").asInt() == 1);
+      assertTrue(metadata(consumer).path("throttle").path("blocked").asBoolean());
+    } finally {
+      release.countDown();
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(Transport.class)
   @DisplayName("a refused subscriber (unknown consumer) stops and says why")
