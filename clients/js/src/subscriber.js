@@ -86,6 +86,7 @@ export class Subscriber {
   #leases = new Map();
   #acks = [];
   #ackTimer = null;
+  #ackRetryTimer = null;
   /** Settlements sent over a socket: requestId → { socket, answered(frame, or null if the socket went) }. */
   #unanswered = new Map();
   #lastRequestId = 0;
@@ -219,6 +220,10 @@ export class Subscriber {
       ended = true;
       if (this.#socket === socket) {
         this.#socket = null;
+      }
+      if (opened) {
+        // dropped, or left after a 429 or 503: what its settlements retry over HTTP goes to the next node
+        this.#gateway.failed(node);
       }
       for (const [requestId, sent] of this.#unanswered) {
         if (sent.socket === socket) {
@@ -388,9 +393,10 @@ export class Subscriber {
       || this.#settleOverHttp(op, body)));
   }
 
+  /** Taken unless no node answered or the answer was a 5xx: a 4xx refusal leaves its events to their deadlines, as on a socket. */
   #settleOverHttp(op, body) {
     return this.#track(this.#gateway.call('POST', this.#path(SETTLEMENT_PATHS[op]), body)
-      .then((answer) => answer.ok, () => false));
+      .then((answer) => answer.status < 500, () => false));
   }
 
   // --- handling and settlement --------------------------------------------------------------------
@@ -469,15 +475,20 @@ export class Subscriber {
    * (Redis away) are tried again after a backoff, until close.
    */
   #flushAcks() {
-    this.#ackTimer = null;
+    clearTimeout(this.#ackTimer);
+    clearTimeout(this.#ackRetryTimer);
+    this.#ackTimer = this.#ackRetryTimer = null;
     while (this.#acks.length) {
       const ackIds = this.#acks.splice(0, MAX_IDS_PER_CALL);
       this.#track(this.#settle('ack', { ackIds }).then((taken) => {
         if (taken) {
           this.#ackBackoff.reset();
-        } else if (!this.#closing) {
-          this.#acks.push(...ackIds);
-          this.#ackTimer ??= setTimeout(() => this.#flushAcks(), this.#ackBackoff.nextMs());
+          return;
+        }
+        // back in the queue even while closing: close() flushes once its handlers are done
+        this.#acks.push(...ackIds);
+        if (!this.#closing) {
+          this.#ackRetryTimer ??= setTimeout(() => this.#flushAcks(), this.#ackBackoff.nextMs());
         }
       }));
     }
@@ -524,7 +535,6 @@ export class Subscriber {
     this.#roomWaiters.splice(0).forEach((wake) => wake());
     this.#waiting.splice(0).forEach((delivery) => delivery.nack('the subscriber closed', 0));
     await this.#within(this.#settings.closeTimeoutMs, Promise.allSettled([...this.#running]));
-    clearTimeout(this.#ackTimer);
     this.#flushAcks();
     await this.#within(this.#settings.closeTimeoutMs, Promise.all([...this.#settling]));
     this.#shutDown();

@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -53,6 +54,8 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
   private final Map<Delivery, Lease> leases = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<String> acks = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean ackFlushScheduled = new AtomicBoolean();
+  /** A retry of acks no node took is scheduled: apart from the linger flush, which new acks must not wait past. */
+  private final AtomicBoolean ackRetryScheduled = new AtomicBoolean();
   /** One flush at a time: close() must see the calls of a flush that took acks from the queue. */
   private final Object flushing = new Object();
   /** Settlements sent and not answered yet: close() waits for them. */
@@ -166,7 +169,12 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     if (delivery.ackId() != null) {
       leases.put(delivery, new Lease(System.nanoTime()));
     }
-    workers.execute(new Handling(delivery));
+    try {
+      workers.execute(new Handling(delivery));
+    } catch (RejectedExecutionException closed) {
+      // close() shut the handler threads down meanwhile
+      delivery.nack("the subscriber closed", Duration.ZERO);
+    }
   }
 
   /** Deliveries received and not yet settled (the polling subscriber's window). */
@@ -264,7 +272,8 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
       case "nack" -> "/nacks";
       default -> "/extend";
     };
-    return gateway.post(path(tail), Json.encode(body)).handle((answer, failure) -> answer != null && answer.ok());
+    // taken unless no node answered or it was a 5xx: a 4xx refusal leaves its events to their deadlines, as on a socket
+    return gateway.post(path(tail), Json.encode(body)).handle((answer, failure) -> answer != null && answer.status() < 500);
   }
 
   /** Counts {@code settlement} among those {@link #close} waits for, until it is answered or fails. */
@@ -293,11 +302,15 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
         settle("ack", ack).thenAccept(taken -> {
           if (taken) {
             ackBackoff.reset();
-          } else if (!closing) {
-            acks.addAll(ids);
-            if (ackFlushScheduled.compareAndSet(false, true)) {
-              timers.schedule(this::flushAcks, ackBackoff.nextMs(), TimeUnit.MILLISECONDS);
-            }
+            return;
+          }
+          // back in the queue even while closing: close() flushes once its handlers are done
+          acks.addAll(ids);
+          if (!closing && ackRetryScheduled.compareAndSet(false, true)) {
+            timers.schedule(() -> {
+              ackRetryScheduled.set(false);
+              flushAcks();
+            }, ackBackoff.nextMs(), TimeUnit.MILLISECONDS);
           }
         });
       }

@@ -60,6 +60,7 @@ final class PollingSubscriber extends AbstractSubscriber {
           Thread.sleep(backoff.nextMs());
         } else {
           stop(answer.refusal());
+          return;
         }
       } catch (InterruptedException e) {
         return;

@@ -2,6 +2,7 @@ package io.herald.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.util.Map;
@@ -24,6 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class PushSubscriber extends AbstractSubscriber implements WebSocket.Listener {
   private final StringBuilder frame = new StringBuilder();
   private volatile WebSocket socket;
+  /** The node of the socket being opened, then of the open one. */
+  private volatile URI node;
   // the JDK's WebSocket refuses a send before the one before it completed: sends are chained
   private CompletableFuture<?> sending = CompletableFuture.completedFuture(null);
   private final AtomicLong lastRequestId = new AtomicLong();
@@ -46,6 +49,7 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
     if (closing) {
       return;
     }
+    node = gateway.endpoint();
     gateway.webSocket(path("/ws"), this).whenComplete((opened, failure) -> {
       if (failure == null) {
         return;
@@ -167,6 +171,8 @@ final class PushSubscriber extends AbstractSubscriber implements WebSocket.Liste
   private synchronized void lost(WebSocket lost) {
     if (socket == lost) {
       socket = null;
+      // dropped, or left after a 429 or 503: what its settlements retry over HTTP goes to the next node
+      gateway.failed(node);
       reconnectIn(backoff.nextMs());
     }
     unanswered.values().removeIf(sent -> {
