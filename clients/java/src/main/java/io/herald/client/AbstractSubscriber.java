@@ -425,7 +425,7 @@ abstract class AbstractSubscriber implements Subscriber, Delivery.Settlements {
     try {
       CompletableFuture.allOf(calls).get(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException | TimeoutException e) {
-      // as said
+      // all done with one failed, or time is up: what was not taken comes again after its deadline
     }
   }
 

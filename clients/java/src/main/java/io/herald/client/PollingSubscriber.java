@@ -6,8 +6,9 @@ import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * A subscriber by HTTP long polling, for where WebSockets are not allowed: one thread polls for as
- * many events as the window has room for; settlements are HTTP calls (as all subscribers can make). A 429 waits out its
- * {@code Retry-After}; a 503 or a lost connection waits a jittered backoff and polls the next node.
+ * many events as the window has room for; settlements are HTTP calls (as every subscriber's are
+ * while it has no socket). A 429 waits out its {@code Retry-After}; a 503 or a lost connection waits
+ * a jittered backoff and polls the next node.
  */
 final class PollingSubscriber extends AbstractSubscriber {
   private static final int MAX_EVENTS_PER_POLL = 1000;
