@@ -311,7 +311,7 @@ export class Subscriber {
     }
     const requestId = ++this.#lastRequestId;
     socket.send(JSON.stringify({ ...frame, requestId }));
-    return this.#track(new Promise((answered) => this.#unanswered.set(requestId, { socket, answered })));
+    return new Promise((answered) => this.#unanswered.set(requestId, { socket, answered }));
   }
 
   /** Counts `settlement` among those close() waits for, until it is answered or fails. */
@@ -480,7 +480,7 @@ export class Subscriber {
     this.#ackTimer = this.#ackRetryTimer = null;
     while (this.#acks.length) {
       const ackIds = this.#acks.splice(0, MAX_IDS_PER_CALL);
-      this.#track(this.#settle('ack', { ackIds }).then((taken) => {
+      this.#settle('ack', { ackIds }).then((taken) => {
         if (taken) {
           this.#ackBackoff.reset();
           return;
@@ -490,7 +490,7 @@ export class Subscriber {
         if (!this.#closing) {
           this.#ackRetryTimer ??= setTimeout(() => this.#flushAcks(), this.#ackBackoff.nextMs());
         }
-      }));
+      });
     }
   }
 

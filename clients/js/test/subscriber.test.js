@@ -15,6 +15,13 @@ after(() => gateway.stop());
 
 const fast = { initialBackoffMs: 50, maxBackoffMs: 500 };
 
+/** A proxy to the node (closed after the test) and a client that goes through it. */
+async function throughProxy(t, delayMs) {
+  const proxy = await slowProxy(gateway.url, delayMs);
+  t.after(() => proxy.close());
+  return { proxy, client: new HeraldClient({ endpoints: [proxy.url], token: gateway.token }) };
+}
+
 async function publish(name, count) {
   const publisher = herald.publisher();
   const results = Array.from({ length: count }, (_, n) => publisher.publish(name, { payload: { n } }));
@@ -132,10 +139,8 @@ for (const transport of ['push', 'poll']) {
     test('close resolves once the gateway has stored the acks, though the node hears them late', async (t) => {
       const name = topic('close-acks');
       const consumer = await gateway.consumer(name);
-      const proxy = await slowProxy(gateway.url, 300);
-      t.after(() => proxy.close());
-      const subscriber = new HeraldClient({ endpoints: [proxy.url], token: gateway.token })
-        .subscriber(consumer, () => {}, { ...fast, transport }).start();
+      const { client } = await throughProxy(t, 300);
+      const subscriber = client.subscriber(consumer, () => {}, { ...fast, transport }).start();
       t.after(() => subscriber.close());
       await publish(name, 3);
       await until(() => subscriber.stats.acked === 3);
@@ -150,15 +155,13 @@ for (const transport of ['push', 'poll']) {
 test('push: acks on their way when the socket goes are sent again on the next one, not left to their deadline', async (t) => {
   const name = topic('lost-acks');
   const consumer = await gateway.consumer(name, { ackTimeoutMs: 60_000 });
-  const proxy = await slowProxy(gateway.url, 0);
-  t.after(() => proxy.close());
+  const { proxy, client } = await throughProxy(t, 0);
   const handled = [];
-  const subscriber = new HeraldClient({ endpoints: [proxy.url], token: gateway.token })
-    .subscriber(consumer, (delivery) => {
-      // from now on the proxy holds what the subscriber sends: its acks
-      proxy.pause();
-      handled.push(delivery.eventId);
-    }, { ...fast, transport: 'push' }).start();
+  const subscriber = client.subscriber(consumer, (delivery) => {
+    // from now on the proxy holds what the subscriber sends: its acks
+    proxy.pause();
+    handled.push(delivery.eventId);
+  }, { ...fast, transport: 'push' }).start();
   t.after(() => subscriber.close());
   await until(() => subscriber.stats.connections === 1);
   await publish(name, 3);
@@ -172,9 +175,8 @@ test('push: acks on their way when the socket goes are sent again on the next on
 test('push: close, with the socket gone before its acks were answered, sends them over HTTP', async (t) => {
   const name = topic('close-lost');
   const consumer = await gateway.consumer(name, { ackTimeoutMs: 60_000 });
-  const proxy = await slowProxy(gateway.url, 0);
-  t.after(() => proxy.close());
-  const subscriber = new HeraldClient({ endpoints: [proxy.url], token: gateway.token })
+  const { proxy, client } = await throughProxy(t, 0);
+  const subscriber = client
     .subscriber(consumer, () => proxy.pause(), { ...fast, transport: 'push', initialBackoffMs: 10_000, maxBackoffMs: 10_000 })
     .start();
   t.after(() => subscriber.close());
