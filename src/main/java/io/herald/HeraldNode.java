@@ -129,10 +129,10 @@ public final class HeraldNode {
     String host = authenticator == Authenticator.OPEN ? OPEN_HOST : config.http().host();
     SpoolLedger ledger = new SpoolLedger(vertx, config.quotas(), redis.timeoutMs(),
         target.mode() == RedisTarget.Mode.CLUSTER ? SpoolLedger.CLUSTER_SHARDS : 1);
-    Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, target, redis.timeoutMs(), redis.replicaWait())
-        .watchingSpool(ledger::touched).measuring(metrics);
     RedisStore nodeStore = RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs(), redis.replicaWait())
         .watchingSpool(ledger::touched).measuring(metrics);
+    Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, target, redis.timeoutMs(), redis.replicaWait())
+        .watchingSpool(ledger::touched).measuring(metrics).sharingScriptsOf(nodeStore);
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
     ConsumerStore consumers = new ConsumerStore(nodeStore);
     TopicDirectory topics = new TopicDirectory(nodeStore);
@@ -152,7 +152,7 @@ public final class HeraldNode {
     // the configuration's consumers are written again at every start, so their writes need no
     // replica's confirmation: a node starts while a replica is away (its publishes wait for one)
     RedisStore startStore = redis.replicaWait().waits()
-        ? RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs()) : nodeStore;
+        ? RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs()).sharingScriptsOf(nodeStore) : nodeStore;
     ConsumerStore declared = startStore == nodeStore ? consumers : new ConsumerStore(startStore);
 
     return nodeStore.loadFunctions()

@@ -58,8 +58,8 @@ public final class RedisStore {
   private Consumer<String> spoolWatcher = consumer -> {};
   /** Times script calls, when set. */
   private HeraldMetrics metrics;
-  /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
-  private volatile boolean noFunctions;
+  /** What Redis told of its functions, shared by a node's stores (see {@link #sharingScriptsOf}). */
+  private Functions functions = new Functions();
   private final ReplicaWait replicaWait;
 
   private RedisStore(Vertx vertx, RedisTarget target, int poolSize, long timeoutMs, boolean pipelined,
@@ -120,6 +120,20 @@ public final class RedisStore {
   public RedisStore measuring(HeraldMetrics metrics) {
     this.metrics = metrics;
     return this;
+  }
+
+  /**
+   * Learns from {@code loader}'s {@link #loadFunctions()} whether Redis has functions, rather than
+   * from a failed call of its own: one "unknown command" per node, not one per verticle.
+   */
+  public RedisStore sharingScriptsOf(RedisStore loader) {
+    this.functions = loader.functions;
+    return this;
+  }
+
+  /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
+  private static final class Functions {
+    volatile boolean absent;
   }
 
   /** Whether it talks to a Redis Cluster. */
@@ -313,7 +327,7 @@ public final class RedisStore {
   private Future<Response> evalOn(Server server, boolean asking, Script script, List<String> keys, List<?> args) {
     String function = script.function();
     ReplicaWait wait = script.confirmed() ? replicaWait : ReplicaWait.NONE;
-    if (function == null || noFunctions) {
+    if (function == null || functions.absent) {
       return evalSha(server, asking, script, keys, args, wait);
     }
     return server.send(scriptRequest(Command.FCALL, function, keys, args), wait, asking).recover(failure -> {
@@ -322,7 +336,7 @@ public final class RedisStore {
         return Future.failedFuture(failure);
       }
       if (withoutFunctions(failure)) {
-        noFunctions = true;
+        functions.absent = true;
         return evalSha(server, asking, script, keys, args, wait);
       }
       return replyStarts(failure, "ERR Function not found")
@@ -342,7 +356,7 @@ public final class RedisStore {
   /**
    * Loads the function library on every primary that does not hold it already, so that calls find
    * it (a node starting does this; calls load it themselves where Redis lost it). Before Redis 7
-   * there is nothing to load: scripts go by SHA.
+   * the scripts are loaded instead, so that a node's first calls by SHA find them.
    */
   public Future<Void> loadFunctions() {
     if (single != null) {
@@ -358,11 +372,17 @@ public final class RedisStore {
         .compose(listed -> listed.size() > 0 ? Future.<Void>succeededFuture() : loadLibrary(server).<Void>mapEmpty())
         .recover(failure -> {
           if (withoutFunctions(failure)) {
-            noFunctions = true;
-            return Future.succeededFuture();
+            functions.absent = true;
+            return loadScripts(server);
           }
           return Future.failedFuture(failure);
         });
+  }
+
+  private static Future<Void> loadScripts(Server server) {
+    return Future.all(Script.all().stream().map(script ->
+        server.send(Request.cmd(Command.SCRIPT).arg("LOAD").arg(script.body()), ReplicaWait.NONE, false)).toList())
+        .mapEmpty();
   }
 
   /** Redis before 7, or a Redis user not allowed functions: scripts go by SHA. */

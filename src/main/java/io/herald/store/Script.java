@@ -21,6 +21,7 @@ public final class Script {
   private static final String TIME_LIB = read("time.lib.lua");
   private static final String CONSUMER_LIB = read("consumer.lib.lua");
   private static final List<Script> PER_CONSUMER = new ArrayList<>();
+  private static final List<Script> ALL = new ArrayList<>();
 
   /** Its answer tells a client that its writes are done: with redis.waitReplicas it waits for replicas. */
   private static final boolean CONFIRMED = true;
@@ -99,6 +100,12 @@ public final class Script {
     this.body = body;
     this.sha = sha1(body);
     this.changesSpool = changesSpool;
+    ALL.add(this);
+  }
+
+  /** Every script, for loading them where Redis has no functions. */
+  static List<Script> all() {
+    return List.copyOf(ALL);
   }
 
   /**

@@ -16,7 +16,8 @@ import org.awaitility.Awaitility;
 
 /**
  * A real Redis for one test class: {@code redis-server} from the PATH when there is one, else the
- * binary shipped in the embedded-redis jar; a free port, a fresh data directory, AOF on.
+ * binary shipped in the embedded-redis jar (see {@link #executable()}); a free port, a fresh data
+ * directory, AOF on.
  */
 public final class TestRedis implements AutoCloseable {
   private final RedisProcess process;
@@ -86,7 +87,14 @@ public final class TestRedis implements AutoCloseable {
     }
   }
 
+  /**
+   * {@code redis-server} from the PATH, else the embedded binary; {@code -Dherald.test.redis=embedded}
+   * takes the embedded one whatever the PATH holds, as on a machine with only a JDK.
+   */
   static File executable() {
+    if ("embedded".equals(System.getProperty("herald.test.redis"))) {
+      return RedisProcess.embeddedExecutable();
+    }
     String path = System.getenv().getOrDefault("PATH", "");
     return Stream.of(path.split(File.pathSeparator))
         .map(dir -> new File(dir, "redis-server"))
