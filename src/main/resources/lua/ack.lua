@@ -30,8 +30,8 @@ local function ack_all(ids, entries, seqs, sizes)
   for i, id in ipairs(ids) do
     local entry, named = current[i], entries[i]
     if done[id] then
-      -- a second ackId of an event acked earlier in this call
-      statuses[i] = 'ALREADY_ACKED'
+      -- a second ackId of an event acked earlier in this call: the same one, or an earlier delivery's
+      statuses[i] = done[id] == named and 'ALREADY_ACKED' or 'EXPIRED'
     elseif entry == named then
       -- the common case: its latest delivery, the list of its history (if any) not holding it yet
       statuses[i] = 'ACKED'
@@ -41,7 +41,7 @@ local function ack_all(ids, entries, seqs, sizes)
       if not n then
         statuses[i] = 'UNKNOWN'
       elseif not currentN then
-        statuses[i] = settled_status(id, seqs[i])
+        statuses[i] = settled_status(id, seqs[i], mark)
       elseif currentN ~= n or currentSeq ~= seq or currentMark ~= mark then
         statuses[i] = 'EXPIRED'
       else
@@ -50,7 +50,7 @@ local function ack_all(ids, entries, seqs, sizes)
       end
     end
     if statuses[i] == 'ACKED' then
-      done[id] = true
+      done[id] = named
       table.insert(acked, id)
       table.insert(ackedSeqs, seqs[i])
       -- the stored entry has the named delivery's mark, and with it the size the poll wrote

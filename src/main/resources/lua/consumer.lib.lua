@@ -292,6 +292,55 @@ local function handout_record(mark)
   return record or nil
 end
 
+-- The entries of a list as stored: "<length> <entry>" one after the other.
+local function parse_history(held)
+  local entries, at = {}, 1
+  while at <= #held do
+    local space = string.find(held, ' ', at, true)
+    local length = space and tonumber(string.sub(held, at, space - 1))
+    -- never written so: what was read up to here is all there is
+    if not length then break end
+    table.insert(entries, string.sub(held, space + 1, space + length))
+    at = space + length + 1
+  end
+  return entries
+end
+
+local function history_item(entry)
+  return #entry .. ' ' .. entry
+end
+
+-- An event's list is bounded, so that no client's repeated nacks or extends make every call on
+-- the event read and write a field without end: past HISTORY_MAX_BYTES it keeps its first hand-out
+-- (with the outcome noted right after it), then "T <now> <how many entries went>", then the latest
+-- entries within half the bound (so that it is trimmed once per many appends, not at each).
+local HISTORY_MAX_BYTES = 16384
+local OUTCOME_KINDS = {A = true, X = true, N = true, F = true}
+
+local function trimmed_history(held)
+  local entries = parse_history(held)
+  local head = {history_item(entries[1])}
+  local from = 2
+  if entries[2] and OUTCOME_KINDS[string.sub(entries[2], 1, 1)] then
+    table.insert(head, history_item(entries[2]))
+    from = 3
+  end
+  local dropped = 0
+  local went = string.match(entries[from] or '', '^T %d+ (%d+)$')
+  if went then
+    dropped, from = tonumber(went), from + 1
+  end
+  local budget, kept, i = HISTORY_MAX_BYTES / 2, {}, #entries
+  while i >= from and (#kept == 0 or budget >= #entries[i] + 8) do
+    budget = budget - #entries[i] - 8
+    table.insert(kept, 1, history_item(entries[i]))
+    i = i - 1
+  end
+  dropped = dropped + (i - from + 1)
+  return table.concat(head) .. history_item('T ' .. string.format('%d', clock()) .. ' ' .. dropped)
+    .. table.concat(kept)
+end
+
 -- Appends entries to the event's list, kept keepMs from now. A list is one memory field, its
 -- entries "<length> <entry>" one after the other, so that an entry may hold any text (a nack's
 -- reason).
@@ -299,10 +348,11 @@ local function append_history(id, keepMs, ...)
   local field = 'h:' .. id
   local parts = {redis.call('HGET', K.memory, field) or ''}
   for i = 1, select('#', ...) do
-    local entry = select(i, ...)
-    parts[i + 1] = #entry .. ' ' .. entry
+    parts[i + 1] = history_item(select(i, ...))
   end
-  redis.call('HSET', K.memory, field, table.concat(parts))
+  local held = table.concat(parts)
+  if #held > HISTORY_MAX_BYTES then held = trimmed_history(held) end
+  redis.call('HSET', K.memory, field, held)
   keep(field, keepMs)
 end
 
@@ -314,16 +364,7 @@ end
 
 -- The entries of the event's list, oldest first.
 local function history_entries(id)
-  local held, entries, at = redis.call('HGET', K.memory, 'h:' .. id) or '', {}, 1
-  while at <= #held do
-    local space = string.find(held, ' ', at, true)
-    local length = space and tonumber(string.sub(held, at, space - 1))
-    -- never written so: what was read up to here is all there is
-    if not length then break end
-    table.insert(entries, string.sub(held, space + 1, space + length))
-    at = space + length + 1
-  end
-  return entries
+  return parse_history(redis.call('HGET', K.memory, 'h:' .. id) or '')
 end
 
 -- Delivery count, arrival sequence, the latest delivery's mark, (while it waits out a nack delay)
@@ -354,7 +395,7 @@ local function handout_entry(entry)
   if not n or listed or mark == '' then return nil end
   local at, deadline, recipient = string.match(handout_record(mark) or '', '^(%S+) (%S+) (.*)$')
   if not at then return nil end
-  return 'D ' .. at .. ' ' .. n .. ' ' .. deadline .. ' ' .. recipient
+  return 'D ' .. at .. ' ' .. n .. ' ' .. deadline .. ' ' .. recipient .. ' ' .. string.sub(mark, 1, 16)
 end
 
 -- The entry of the event's current hand-out when its list does not hold it yet, else nil; from
@@ -763,11 +804,12 @@ local function take_backlog(n)
 end
 
 -- Takes up to n events that may go out now, oldest arrival first: from the backlog's head and from
--- K.ready (events whose turn came); those of the backlog not taken go back to its head.
+-- K.ready (events whose turn came); those of the backlog not taken go back to its head. Returns
+-- their eventIds and seqs, and the set of those taken from K.ready (nil for none).
 local function take_new(n)
   local ready = uses_ordering() and redis.call('ZRANGE', K.ready, 0, n - 1, 'WITHSCORES') or {}
   local ids, seqs = take_backlog(n)
-  if #ready == 0 then return ids, seqs end
+  if #ready == 0 then return ids, seqs, nil end
   local takenIds, takenSeqs, fromReady = {}, {}, {}
   local r, b = 1, 1
   while #takenIds < n and (r < #ready or b <= #ids) do
@@ -782,13 +824,31 @@ local function take_new(n)
     end
   end
   call_each('ZREM', K.ready, fromReady, 1)
-  local back = {}
+  local back, readySet = {}, {}
   for i = #ids, b, -1 do
     table.insert(back, seqs[i])
     table.insert(back, ids[i])
   end
   call_each('LPUSH', K.backlog, back, 2)
-  return takenIds, takenSeqs
+  for _, id in ipairs(fromReady) do readySet[id] = true end
+  return takenIds, takenSeqs, readySet
+end
+
+-- Puts what take_new took from the `from`-th on back where it was (fromReady: its third answer),
+-- as if it had not been taken.
+local function give_back(ids, seqs, from, fromReady)
+  local back, ready = {}, {}
+  for i = #ids, from, -1 do
+    if fromReady and fromReady[ids[i]] then
+      table.insert(ready, seqs[i])
+      table.insert(ready, ids[i])
+    else
+      table.insert(back, seqs[i])
+      table.insert(back, ids[i])
+    end
+  end
+  call_each('LPUSH', K.backlog, back, 2)
+  call_each('ZADD', K.ready, ready, 2)
 end
 
 -- Removes an event from every structure of the consumer; returns the bytes it held.
@@ -888,13 +948,35 @@ local function was_acked(seq)
   return remembers(ACKED, seq)
 end
 
+-- Whether the delivery of mark (an ackId's) is the acked one of an event that was acked. A hand-out
+-- entry in the event's list ends with its call's mark: a delivery whose entry is there was acked
+-- when an ack entry follows it before the next hand-out or redrive. One not there is the acked one:
+-- a delivery that was handed out again, nacked, failed or redriven is in the list (unless the list
+-- was trimmed or outlived: then it cannot be told, and it is taken for the acked one).
+local function acked_delivery(id, mark)
+  local entries, call = history_entries(id), string.sub(mark, 1, 16)
+  if #call < 16 then return true end
+  for i, entry in ipairs(entries) do
+    if string.sub(entry, 1, 2) == 'D ' and string.sub(entry, -17) == ' ' .. call then
+      for j = i + 1, #entries do
+        local kind = string.sub(entries[j], 1, 2)
+        if kind == 'A ' then return true end
+        if kind == 'D ' or kind == 'R ' then return false end
+      end
+      return false
+    end
+  end
+  return true
+end
+
 -- What an ack, nack or extend of an event that is no longer handed out finds: it left for the
--- dead-letter or error queue (or was dropped instead), it was acked, or nothing is known of it.
-local function settled_status(id, seq)
+-- dead-letter or error queue (or was dropped instead), it was acked (ALREADY_ACKED for the ackId of
+-- the delivery that was, EXPIRED for an earlier one's), or nothing is known of it. mark: the ackId's.
+local function settled_status(id, seq, mark)
   if redis.call('ZSCORE', K.dead, id) or redis.call('ZSCORE', K.errors, id) or remembers(DROPPED, seq) then
     return 'DEAD_LETTERED'
   end
-  if was_acked(seq) then return 'ALREADY_ACKED' end
+  if was_acked(seq) then return acked_delivery(id, mark) and 'ALREADY_ACKED' or 'EXPIRED' end
   return 'UNKNOWN'
 end
 

@@ -13,7 +13,7 @@ local function extend(ackId)
   if not id then return 'UNKNOWN' end
   local current, currentSeq, currentMark = delivery_state(id)
   if not current then
-    local status = settled_status(id, tonumber(seq))
+    local status = settled_status(id, tonumber(seq), mark)
     -- an event that left for a failure queue is no delivery to extend
     return status == 'DEAD_LETTERED' and 'EXPIRED' or status
   end
@@ -35,9 +35,12 @@ local function extend(ackId)
   return 'EXTENDED'
 end
 
-local results = {}
+-- an ackId repeated in the request is extended once; its rows repeat the first's status
+local results, answered = {}, {}
 for i = 2, #ARGV do
-  local status = extend(ARGV[i])
+  local ackId = ARGV[i]
+  answered[ackId] = answered[ackId] or extend(ackId)
+  local status = answered[ackId]
   table.insert(results, status)
   table.insert(results, status == 'EXTENDED' and deadline or '')
 end

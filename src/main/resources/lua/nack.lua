@@ -6,7 +6,8 @@
 -- ARGV[4..] the ackIds
 -- Returns {{status per ackId}, now, nextDue}, or -1 when the consumer does not exist. Statuses:
 -- REQUEUED, DEAD_LETTERED (a requeue past maxDeliveries), REJECTED, DROPPED (the queue it would go
--- to is off), EXPIRED, ALREADY_ACKED, UNKNOWN.
+-- to is off), EXPIRED, ALREADY_ACKED, UNKNOWN. A REQUEUE of a delivery already waiting out one is
+-- REQUEUED and changes nothing.
 local cfg = settings()
 if not cfg then return -1 end
 local now = clock()
@@ -16,8 +17,11 @@ local function nack(ackId)
   local id, seq, n, mark = read_ack_id(cfg, ackId)
   if not id then return 'UNKNOWN' end
   local current, currentSeq, currentMark, firstAt = delivery_state(id)
-  if not current then return settled_status(id, tonumber(seq)) end
+  if not current then return settled_status(id, tonumber(seq), mark) end
   if current ~= n or currentSeq ~= seq or currentMark ~= mark then return 'EXPIRED' end
+  -- already waiting out a requeue of this delivery (a retried nack, a repeated ackId): it stands
+  -- as it was, its delay and reason unchanged, and nothing more is noted
+  if requeue and redis.call('ZSCORE', K.scheduled, id) then return 'REQUEUED' end
   if reason ~= '' then redis.call('HSET', K.reasons, id, reason) end
   note(id, 'N ' .. now .. ' ' .. ARGV[1] .. ' ' .. reason)
   local delivered = tonumber(n)
@@ -41,9 +45,12 @@ local function nack(ackId)
   return 'REQUEUED'
 end
 
-local statuses = {}
+-- an ackId repeated in the request is settled once; its rows repeat the first's status
+local statuses, answered = {}, {}
 for i = 4, #ARGV do
-  table.insert(statuses, nack(ARGV[i]))
+  local ackId = ARGV[i]
+  answered[ackId] = answered[ackId] or nack(ackId)
+  table.insert(statuses, answered[ackId])
 end
 count({})
 write_memory()

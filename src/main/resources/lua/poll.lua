@@ -14,6 +14,7 @@
 -- ARGV[7] the ledger hold of that room ('' for none): the answer then ends with the consumer's
 --         figures (spool_figures), which the node hands the ledger in place of the hold
 -- ARGV[8] the mark of this call's deliveries (16 hex digits, random: see ack_id)
+-- ARGV[9] most bytes of events to hand out (maxBatchBytes): one event is handed out whatever its size
 -- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal, 3 when nothing was handed
 -- out and events wait behind their keys' holders), nextDue, number of
 -- figures at the end (0 without a hold), the consumer's salt, the deliveries' deadline ('' in auto
@@ -59,8 +60,19 @@ local handedOut = {deliveries = {}, pending = {}, first = {}}
 -- past this call's deadline, which tells it without reading its time
 local retainedPast = string.format('%012x', deadline - cfg.retentionMs)
 
+-- The bytes of the events handed out, and whether one was left for the batch's byte bound.
+local maxBytes, bytes, full = tonumber(ARGV[9]), 0, false
+
+-- Whether the event of `blob` still fits in the batch; the first always does.
+local function fits(blob)
+  if not blob or handed == 0 or bytes + #blob <= maxBytes then return true end
+  full = true
+  return false
+end
+
 -- seq and n are strings; from: K.stale or K.scheduled for a redelivery leaving that set, nil for
--- a new event; firstAt: a requeued event's first hand-out; blob: the event's, false if it is gone
+-- a new event; firstAt: a requeued event's first hand-out; blob: the event's, false if it is gone.
+-- The caller checked that it fits.
 local function hand_out(id, seq, n, from, firstAt, blob)
   if not blob then
     -- an entry that outlived its event (left by an older version): it goes
@@ -85,6 +97,7 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     return
   end
   handed = handed + 1
+  bytes = bytes + #blob
   if from then redelivered = redelivered + 1 end
   if cfg.auto then
     -- at-most-once: handing out is acknowledging. A redelivery here is one handed out before the
@@ -115,7 +128,7 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     -- a redelivery has a list of its history: the earlier hand-out's entry (if not there yet) and
     -- this one's go there (take_handout's HSET comes before the gathered one below)
     local earlier = take_handout(id)
-    local handout = 'D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5]
+    local handout = 'D ' .. nowArg .. ' ' .. n .. ' ' .. deadlineArg .. ' ' .. ARGV[5] .. ' ' .. mark
     if earlier then push_history(id, earlier, handout) else push_history(id, handout) end
     entry = entry .. LISTED
   end
@@ -146,13 +159,14 @@ end
 
 local stale = redis.call('ZRANGEBYSCORE', K.stale, '-inf', now, 'LIMIT', 0, max)
 for i, blob in ipairs(hmget(K.events, stale)) do
+  if not fits(blob) then break end
   local id = stale[i]
   local n, seq = delivery_state(id)
   hand_out(id, seq, tostring(tonumber(n) + 1), K.stale, nil, blob)
 end
 
 local want = max - handed
-if want > 0 then
+if want > 0 and not full then
   -- the stale deliveries handed out above left the stale set but are not in pending yet (gathered)
   local unacked = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.stale) + #handedOut.pending / 2
   local take = math.min(want, cfg.maxUnacked - unacked)
@@ -165,15 +179,21 @@ if want > 0 then
     local before = handed
     local scheduled = redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, take)
     for i, blob in ipairs(hmget(K.events, scheduled)) do
+      if not fits(blob) then break end
       local id = scheduled[i]
       local n, seq, _, firstAt = delivery_state(id)
       hand_out(id, seq, tostring(tonumber(n) + 1), K.scheduled, firstAt ~= '' and firstAt or nil, blob)
     end
     take = take - (handed - before)
   end
-  if take > 0 then
-    local ids, seqs = take_new(take)
+  if take > 0 and not full then
+    local ids, seqs, fromReady = take_new(take)
     for i, blob in ipairs(hmget(K.events, ids)) do
+      if not fits(blob) then
+        -- the batch is full: the rest keep their places
+        give_back(ids, seqs, i, fromReady)
+        break
+      end
       hand_out(ids[i], seqs[i], '1', nil, nil, blob)
     end
   end
@@ -222,7 +242,7 @@ if waiter ~= '' then
 end
 -- a full batch may have left more behind, and so may a call that dropped dead backlog pairs (see
 -- take_backlog) or let an event's turn come (auto ack): the next waiter takes it on
-if handed == max or dropped_dead or keys_passed then wake_waiter(cfg) end
+if handed == max or full or dropped_dead or keys_passed then wake_waiter(cfg) end
 if ARGV[7] ~= '' then
   local figures = spool_figures()
   out[5] = #figures

@@ -97,7 +97,8 @@ for i = 3, #ARGV, 7 do
     elseif not behind then
       -- indexed by the count: table.insert would look for the table's end every time
       queued = queued + 1
-      backlog[2 * queued - 1], backlog[2 * queued] = id, seq
+      -- %d: some Redis versions (7.2.0-7.2.4) write a Lua number such as 100000000 as 1e+08
+      backlog[2 * queued - 1], backlog[2 * queued] = id, string.format('%d', seq)
     end
     quota.take(#blob)
     spool_more(#blob, 1)

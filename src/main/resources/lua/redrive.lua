@@ -46,7 +46,8 @@ local function redrive(id)
   redis.call('ZADD', K.expiry, retention_ends(cfg, id), id)
   if not line or line.join(key, seq, id) then
     table.insert(back, id)
-    table.insert(back, seq)
+    -- %d: some Redis versions (7.2.0-7.2.4) write a Lua number such as 100000000 as 1e+08
+    table.insert(back, string.format('%d', seq))
   end
   if line then line.write() end
   -- back in the consumer's spool (not charged to its topic again)

@@ -13,6 +13,8 @@ import java.util.List;
  *
  * @param ackTimeoutMs     ms a hand-out may stay unacked before it is stale (5 s .. 1 h, default 30 s)
  * @param maxPollRecords   most events in one batch (1..1000, default 10)
+ * @param maxBatchBytes    most bytes of events in one batch, which holds at least one all the same
+ *                         (1 KiB .. 64 MiB, default 4 MiB)
  * @param maxUnacked       most delivered-but-unacked events, stale ones included (1..100000, default 500)
  * @param retentionMs      ms an event not yet acked is kept (1 min .. 30 d, default 7 d)
  * @param redelivery       backoff before a stale delivery is handed out again, and how many
@@ -28,7 +30,7 @@ import java.util.List;
  * @param ordering         KEY: events with the same key are handed out one at a time, in arrival order
  */
 public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode ackMode, long ackTimeoutMs,
-    int maxPollRecords, int maxUnacked, long retentionMs, Redelivery redelivery, boolean redeliverOnDisconnect,
+    int maxPollRecords, int maxBatchBytes, int maxUnacked, long retentionMs, Redelivery redelivery, boolean redeliverOnDisconnect,
     RateLimit rateLimit, boolean deadLetter, boolean errorQueue, Long maxTtlMs, Admission admission,
     Ordering ordering) {
 
@@ -103,6 +105,7 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
     String ackMode = reader.oneOf("ackMode", "explicit", List.of("explicit", "auto"));
     long ackTimeoutMs = reader.integer("ackTimeoutMs", 30_000, 5_000, 3_600_000);
     long maxPollRecords = reader.integer("maxPollRecords", 10, 1, 1000);
+    long maxBatchBytes = reader.integer("maxBatchBytes", 4L << 20, 1024, 64L << 20);
     long maxUnacked = reader.integer("maxUnacked", 500, 1, 100_000);
     long retentionMs = reader.integer("retentionMs", 604_800_000L, 60_000, 2_592_000_000L);
     SettingsReader backoff = reader.section("redelivery");
@@ -133,7 +136,7 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         .toUpperCase(java.util.Locale.ROOT));
     reader.finish();
     return new ConsumerSettings(name, List.copyOf(topics), AckMode.valueOf(ackMode.toUpperCase(java.util.Locale.ROOT)),
-        ackTimeoutMs, (int) maxPollRecords, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect, rateLimit,
+        ackTimeoutMs, (int) maxPollRecords, (int) maxBatchBytes, (int) maxUnacked, retentionMs, redelivery, redeliverOnDisconnect, rateLimit,
         deadLetter, errorQueue, maxTtlMs, admission, ordering);
   }
 
@@ -163,6 +166,7 @@ public record ConsumerSettings(String name, List<TopicPattern> topics, AckMode a
         .put("ackMode", ackMode.wire())
         .put("ackTimeoutMs", ackTimeoutMs)
         .put("maxPollRecords", maxPollRecords)
+        .put("maxBatchBytes", maxBatchBytes)
         .put("maxUnacked", maxUnacked)
         .put("retentionMs", retentionMs)
         .put("redelivery", new JsonObject()

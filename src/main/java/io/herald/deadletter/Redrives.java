@@ -62,7 +62,8 @@ final class Redrives {
 
   /** Redrives the named events: {@code {"redriven":n,"results":[{eventId, status}...]}}. */
   Future<JsonObject> named(ConsumerSettings consumer, String kind, List<String> eventIds) {
-    return step(consumer, kind, eventIds).map(step -> {
+    // an eventId named twice is redriven once, and both its rows tell how
+    return step(consumer, kind, eventIds.stream().distinct().toList()).map(step -> {
       JsonArray results = new JsonArray();
       eventIds.forEach(id -> results.add(new JsonObject().put("eventId", id).put("status", step.statuses().get(id))));
       return new JsonObject().put("redriven", step.moved()).put("results", results);

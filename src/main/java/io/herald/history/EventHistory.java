@@ -57,8 +57,8 @@ public final class EventHistory {
     JsonObject current = null;
     for (int i = 1; i < reply.size(); i++) {
       String line = reply.get(i).toString();
-      // a nack's reason, last, may hold spaces
-      String[] entry = line.split(" ", line.startsWith("N ") ? 4 : 6);
+      // a nack's reason, last, may hold spaces; a hand-out ends with its call's mark
+      String[] entry = line.split(" ", line.startsWith("N ") ? 4 : 7);
       long at = Long.parseLong(entry[1]);
       switch (entry[0]) {
         case "D" -> {
@@ -96,6 +96,11 @@ public final class EventHistory {
           current = null;
         }
         case "L" -> event.put("expiredAt", at);
+        case "T" -> {
+          // the entries between the first and the ones after this went (an event's list is bounded)
+          event.put("omittedEntries", Long.parseLong(entry[2]));
+          current = null;
+        }
         case "K" -> event.put("heldBack", "ORDERING").put("waitingBehind", entry[2]);
         default -> { }
       }

@@ -91,7 +91,8 @@ final class Server {
       });
       return call.timeout(timeoutMs, TimeUnit.MILLISECONDS)
           .onFailure(failure -> {
-            if (demoted(failure)) {
+            // as below: a pooled socket gone silent would time out every call that leases it
+            if (failure instanceof TimeoutException || demoted(failure)) {
               replace(used);
             }
           })

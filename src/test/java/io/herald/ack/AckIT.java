@@ -297,7 +297,7 @@ class AckIT extends GatewayTest {
   }
 
   @Test
-  @DisplayName("after a redelivery the earlier ackId is EXPIRED and only the latest one acks")
+  @DisplayName("after a redelivery the earlier ackId is EXPIRED and only the latest one acks; once it is acked the earlier one is still EXPIRED, the latest ALREADY_ACKED")
   void earlierDeliveryExpired() {
     String topic = unique("expired");
     String consumer = consumer(fastRedelivery(), topic);
@@ -310,7 +310,47 @@ class AckIT extends GatewayTest {
     assertEquals(Map.of(firstAckId, "EXPIRED"), statuses(http().ack(consumer, firstAckId)));
     assertEquals(1, http().metadata(consumer).json().getLong("unacked"));
     assertEquals(Map.of(secondAckId, "ACKED"), statuses(http().ack(consumer, secondAckId)));
-    assertEquals(Map.of(firstAckId, "ALREADY_ACKED"), statuses(http().ack(consumer, firstAckId)));
+    assertEquals(Map.of(firstAckId, "EXPIRED"), statuses(http().ack(consumer, firstAckId)));
+    assertEquals(Map.of(secondAckId, "ALREADY_ACKED"), statuses(http().ack(consumer, secondAckId)));
+  }
+
+  @Test
+  @DisplayName("once the latest delivery is acked, an earlier delivery's ackId is EXPIRED for acks, nacks and extends, in the same request too; after a redrive as well")
+  void earlierDeliveryExpiredAfterTheAck() {
+    String topic = unique("settled");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, event(1));
+    String first = http().poll(consumer, max(1)).ackIds().get(0);
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray().add(first)).put("action", "REQUEUE").put("delayMs", 0)).status());
+    Reply again = http().poll(consumer, new JsonObject().put("maxEvents", 1).put("waitMs", 5000));
+    String second = again.ackIds().get(0);
+    String batchAckId = again.json().getString("batchAckId");
+
+    Reply both = http().post("/v1/consumers/" + consumer + "/acks", new JsonObject()
+        .put("ackIds", new JsonArray().add(second).add(first).add(second)));
+    assertEquals("ACKED,ALREADY_ACKED", statuses(both).get(second));
+    assertEquals("EXPIRED", statuses(both).get(first));
+    assertEquals(Map.of(first, "EXPIRED"), statuses(http().ack(consumer, first)));
+    assertEquals("ALREADY_ACKED", http().post("/v1/consumers/" + consumer + "/acks", new JsonObject()
+        .put("batchAckIds", new JsonArray().add(batchAckId))).results().getJsonObject(0).getString("status"));
+    assertEquals("EXPIRED", http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray().add(first)).put("action", "REJECT")).results().getJsonObject(0).getString("status"));
+    assertEquals("EXPIRED", http().post("/v1/consumers/" + consumer + "/extend", new JsonObject()
+        .put("ackIds", new JsonArray().add(first)).put("extendMs", 5000)).results().getJsonObject(0).getString("status"));
+
+    // rejected, redriven, handed out with deliveryCount 1 again and acked: the first hand-out's ackId is EXPIRED
+    http().publish(topic, event(2));
+    String rejected = http().poll(consumer, max(1)).ackIds().get(0);
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray().add(rejected)).put("action", "REJECT")).status());
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/errors/redrive", new JsonObject().put("all", true)).status());
+    Reply redriven = http().poll(consumer, max(1));
+    assertEquals(1, redriven.events().getJsonObject(0).getInteger("deliveryCount"));
+    String latest = redriven.ackIds().get(0);
+    assertEquals(Map.of(latest, "ACKED"), statuses(http().ack(consumer, latest)));
+    assertEquals(Map.of(rejected, "EXPIRED"), statuses(http().ack(consumer, rejected)));
+    assertEquals(Map.of(latest, "ALREADY_ACKED"), statuses(http().ack(consumer, latest)));
   }
 
   @Test

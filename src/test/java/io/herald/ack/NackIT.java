@@ -9,8 +9,12 @@ import io.herald.testing.RedisCli;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -228,5 +232,83 @@ class NackIT extends GatewayTest {
       // the window of 1 is free again: the next event is pushed
       assertEquals(2, socket.next().getJsonArray("events").getJsonObject(0).getInteger("payload"));
     }
+  }
+
+  /** Sends {@code body} with {@code ackId} 1,000 times over, six times, timing another consumer's metadata meanwhile. */
+  private static void repeatedSixTimes(String consumer, String route, String ackId, JsonObject body, String status) {
+    String bystander = consumer(new JsonObject(), unique("bystander"));
+    JsonArray repeated = new JsonArray();
+    for (int i = 0; i < 1000; i++) {
+      repeated.add(ackId);
+    }
+    AtomicBoolean sending = new AtomicBoolean(true);
+    CompletableFuture<Long> slowest = CompletableFuture.supplyAsync(() -> {
+      long most = 0;
+      do {
+        long started = System.nanoTime();
+        assertEquals(200, nodeA.http().metadata(bystander).status());
+        most = Math.max(most, (System.nanoTime() - started) / 1_000_000);
+      } while (sending.get());
+      return most;
+    });
+    try {
+      for (int request = 0; request < 6; request++) {
+        Reply reply = nodeB.http().post("/v1/consumers/" + consumer + "/" + route, body.copy().put("ackIds", repeated));
+        assertEquals(200, reply.status(), reply.body());
+        assertEquals(1000, reply.results().size());
+        for (Object row : reply.results()) {
+          assertEquals(status, ((JsonObject) row).getString("status"));
+        }
+      }
+    } finally {
+      sending.set(false);
+    }
+    assertTrue(slowest.join() < 1000, "another consumer's metadata took " + slowest.join() + " ms");
+  }
+
+  private static long historyBytes(String consumer, String eventId) {
+    return RedisCli.send(redis.url(), Request.cmd(Command.HSTRLEN)
+        .arg("herald:{c:" + consumer + "}:memory").arg("h:" + eventId)).toLong();
+  }
+
+  @Test
+  @DisplayName("an ackId repeated 1,000 times in each of six REQUEUE nacks with a long reason is requeued once: its history stays small and other consumers are answered meanwhile")
+  void repeatedNackIsSettledOnce() {
+    String topic = unique("repeat");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, event("once"));
+    JsonObject delivery = pollOne(consumer, 0);
+    repeatedSixTimes(consumer, "nacks", delivery.getString("ackId"), requeue(86_400_000L).put("reason", "x".repeat(1000)),
+        "REQUEUED");
+    assertTrue(historyBytes(consumer, delivery.getString("eventId")) < 64 * 1024);
+    JsonArray deliveries = http().get("/v1/consumers/" + consumer + "/events/" + delivery.getString("eventId")).json()
+        .getJsonArray("deliveries");
+    assertEquals(1, deliveries.size(), deliveries.encode());
+    assertEquals(1, metadata(consumer).getLong("scheduled"));
+  }
+
+  @Test
+  @DisplayName("a REQUEUE of a delivery already waiting out one changes nothing: its delay stands")
+  void requeueOfRequeuedChangesNothing() {
+    String topic = unique("requeued");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, event("soon"));
+    JsonObject delivery = pollOne(consumer, 0);
+    assertEquals("REQUEUED", nackStatus(consumer, delivery.getString("ackId"), requeue(1000L)));
+    assertEquals("REQUEUED", nackStatus(consumer, delivery.getString("ackId"), requeue(86_400_000L)));
+    JsonObject again = pollOne(consumer, 5000);
+    assertEquals(2, again.getInteger("deliveryCount"));
+  }
+
+  @Test
+  @DisplayName("an ackId repeated 1,000 times in each of six extends is extended once per request")
+  void repeatedExtendIsSettledOnce() {
+    String topic = unique("extends");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, event("long work"));
+    JsonObject delivery = pollOne(consumer, 0);
+    repeatedSixTimes(consumer, "extend", delivery.getString("ackId"), new JsonObject().put("extendMs", 60_000), "EXTENDED");
+    assertTrue(historyBytes(consumer, delivery.getString("eventId")) < 2048,
+        historyBytes(consumer, delivery.getString("eventId")) + " bytes of history");
   }
 }

@@ -218,4 +218,21 @@ class FailedEventsIT extends GatewayTest {
         new JsonObject().put("all", true).put("eventIds", new JsonArray().add("x")));
     assertEquals(400, both.status());
   }
+
+  @Test
+  @DisplayName("a redrive naming one eventId twice redrives it once, and both rows say REDRIVEN")
+  void redriveOfARepeatedEventId() {
+    String topic = unique("twice");
+    String consumer = deadLettering(topic);
+    http().publish(topic, events(1));
+    failAll(consumer, "REJECT");
+    String eventId = read(consumer, "errors").events().getJsonObject(0).getString("eventId");
+    Reply redriven = http().post("/v1/consumers/" + consumer + "/errors/redrive",
+        new JsonObject().put("eventIds", new JsonArray().add(eventId).add(eventId)));
+    assertEquals(200, redriven.status(), redriven.body());
+    assertEquals(1, redriven.json().getInteger("redriven"));
+    assertEquals(List.of("REDRIVEN", "REDRIVEN"), redriven.results().stream()
+        .map(r -> ((JsonObject) r).getString("status")).toList());
+    assertEquals(1, http().metadata(consumer).json().getLong("backlog"));
+  }
 }

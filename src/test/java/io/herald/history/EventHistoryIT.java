@@ -17,6 +17,7 @@ import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -223,5 +224,38 @@ class EventHistoryIT extends GatewayTest {
     Reply reply = http().get("/v1/consumers/" + consumer + "/events/0000000000000-0000000000000000");
     assertEquals(404, reply.status());
     assertEquals("NOT_FOUND", reply.errorCode());
+  }
+
+  @Test
+  @DisplayName("an event's history is bounded: after many nacked deliveries it keeps the first hand-out, says how many entries went, and the latest")
+  void historyIsBounded() {
+    String topic = unique("bounded");
+    String consumer = consumer(new JsonObject(), topic);
+    String eventId = publishOne(topic);
+    String reason = "r".repeat(1000);
+    for (int i = 0; i < 40; i++) {
+      Reply batch = http().poll(consumer, new JsonObject().put("waitMs", 5000));
+      assertEquals(List.of(eventId), batch.eventIds(), batch.body());
+      assertEquals(200, http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+          .put("ackIds", new JsonArray(batch.ackIds())).put("action", "REQUEUE").put("delayMs", 0)
+          .put("reason", reason + i)).status());
+    }
+    long held = RedisCli.send(redis.url(), Request.cmd(Command.HSTRLEN).arg("herald:{c:" + consumer + "}:memory")
+        .arg("h:" + eventId)).toLong();
+    assertTrue(held <= 16_384 + 1100, "the list holds " + held + " bytes");
+
+    JsonObject story = history(consumer, eventId);
+    JsonArray deliveries = story.getJsonArray("deliveries");
+    assertTrue(story.getLong("omittedEntries") > 40, story.encode());
+    assertEquals(1, deliveries.getJsonObject(0).getInteger("deliveryCount"));
+    assertEquals(reason + 0, deliveries.getJsonObject(0).getString("reason"), "the first hand-out is kept whole");
+    JsonObject last = deliveries.getJsonObject(deliveries.size() - 1);
+    assertEquals(40, last.getInteger("deliveryCount"));
+    assertEquals(reason + 39, last.getString("reason"));
+    // no outcome of a delivery whose hand-out went is taken for another's
+    for (int i = 0; i < deliveries.size(); i++) {
+      JsonObject delivery = deliveries.getJsonObject(i);
+      assertEquals(reason + (delivery.getInteger("deliveryCount") - 1), delivery.getString("reason"), story.encode());
+    }
   }
 }
