@@ -41,7 +41,7 @@ local function ack_all(ids, entries, seqs, sizes)
       if not n then
         statuses[i] = 'UNKNOWN'
       elseif not currentN then
-        statuses[i] = settled_status(id, seqs[i], mark)
+        statuses[i] = settled_status(id, seqs[i], n, mark)
       elseif currentN ~= n or currentSeq ~= seq or currentMark ~= mark then
         statuses[i] = 'EXPIRED'
       else

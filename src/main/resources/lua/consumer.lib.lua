@@ -50,7 +50,8 @@
 -- KEYS[26] memory     HASH   what the consumer remembers for a while, each field until its time in
 --                            KEYS[27]: 'h:<eventId>' an event's history (see note), 'r:<mark>' a
 --                            poll call's hand-out record (see handout_record), 'a:<k>' and 'd:<k>'
---                            the k-th segment of its ack and drop memory (see remember)
+--                            the k-th segment of its ack and drop memory (see remember), 'q:<hold>'
+--                            room a publish round holds in its own quota (see hold_own)
 -- KEYS[27] forgets    ZSET   those fields -> when they go (see forget_due): one structure for what
 --                            would otherwise be keys of their own, built inside scripts, which a
 --                            Redis Cluster could not tell a script's slot by, nor migrate safely
@@ -226,9 +227,41 @@ local function keep(field, ms)
   redis.call('ZADD', K.forgets, string.format('%d', clock() + ms), field)
 end
 
+-- Room held in the consumer's own quota for publish rounds on their way (own_hold.lua): memory
+-- field 'q:<hold>' = "<bytes> <events>", counted in the meta fields heldBytes and heldEvents until
+-- the round's spool call takes it, or its time comes (its node went before spooling).
+local function hold_own(hold, bytes, events, keepMs)
+  redis.call('HSET', K.memory, 'q:' .. hold, bytes .. ' ' .. events)
+  keep('q:' .. hold, keepMs)
+  redis.call('HINCRBY', K.meta, 'heldBytes', bytes)
+  redis.call('HINCRBY', K.meta, 'heldEvents', events)
+end
+
+-- Lets the holds of these 'q:' fields go (those already gone are no-ops).
+local function release_own_holds(fields)
+  local bytes, events, held = 0, 0, {}
+  for i, value in ipairs(hmget(K.memory, fields)) do
+    local b, e = string.match(value or '', '^(%d+) (%d+)$')
+    if b then
+      bytes, events = bytes + tonumber(b), events + tonumber(e)
+      table.insert(held, fields[i])
+    end
+  end
+  if #held == 0 then return end
+  call_each('HDEL', K.memory, held, 1)
+  call_each('ZREM', K.forgets, held, 1)
+  redis.call('HINCRBY', K.meta, 'heldBytes', -bytes)
+  redis.call('HINCRBY', K.meta, 'heldEvents', -events)
+end
+
 -- Memory fields whose time came go. Bounded by limit; returns whether more may have come.
 local function forget_due(now, limit)
   local ended = redis.call('ZRANGEBYSCORE', K.forgets, '-inf', now, 'LIMIT', 0, limit)
+  local holds = {}
+  for _, field in ipairs(ended) do
+    if string.sub(field, 1, 2) == 'q:' then table.insert(holds, field) end
+  end
+  release_own_holds(holds)
   call_each('HDEL', K.memory, ended, 1)
   call_each('ZREM', K.forgets, ended, 1)
   return #ended == limit
@@ -312,23 +345,27 @@ end
 
 -- An event's list is bounded, so that no client's repeated nacks or extends make every call on
 -- the event read and write a field without end: past HISTORY_MAX_BYTES it keeps its first hand-out
--- (with the outcome noted right after it), then "T <now> <how many entries went>", then the latest
--- entries within half the bound (so that it is trimmed once per many appends, not at each).
+-- and that hand-out's outcome, then "T <now> <how many entries went>", then the latest entries
+-- within half the bound (so that it is trimmed once per many appends, not at each).
 local HISTORY_MAX_BYTES = 16384
 local OUTCOME_KINDS = {A = true, X = true, N = true, F = true}
 
 local function trimmed_history(held)
   local entries = parse_history(held)
+  if #entries < 3 then return held end
   local head = {history_item(entries[1])}
   local from = 2
-  if entries[2] and OUTCOME_KINDS[string.sub(entries[2], 1, 1)] then
-    table.insert(head, history_item(entries[2]))
-    from = 3
+  -- the first hand-out's outcome, after the extensions it may have had (they go)
+  while entries[from] and string.sub(entries[from], 1, 1) == 'E' do from = from + 1 end
+  if entries[from] and OUTCOME_KINDS[string.sub(entries[from], 1, 1)] then
+    table.insert(head, history_item(entries[from]))
+    from = from + 1
   end
-  local dropped = 0
+  local extensions = from - 2 - (#head - 1)
+  local dropped = extensions
   local went = string.match(entries[from] or '', '^T %d+ (%d+)$')
   if went then
-    dropped, from = tonumber(went), from + 1
+    dropped, from = dropped + tonumber(went), from + 1
   end
   local budget, kept, i = HISTORY_MAX_BYTES / 2, {}, #entries
   while i >= from and (#kept == 0 or budget >= #entries[i] + 8) do
@@ -948,35 +985,51 @@ local function was_acked(seq)
   return remembers(ACKED, seq)
 end
 
--- Whether the delivery of mark (an ackId's) is the acked one of an event that was acked. A hand-out
--- entry in the event's list ends with its call's mark: a delivery whose entry is there was acked
--- when an ack entry follows it before the next hand-out or redrive. One not there is the acked one:
--- a delivery that was handed out again, nacked, failed or redriven is in the list (unless the list
--- was trimmed or outlived: then it cannot be told, and it is taken for the acked one).
-local function acked_delivery(id, mark)
-  local entries, call = history_entries(id), string.sub(mark, 1, 16)
-  if #call < 16 then return true end
-  for i, entry in ipairs(entries) do
-    if string.sub(entry, 1, 2) == 'D ' and string.sub(entry, -17) == ' ' .. call then
-      for j = i + 1, #entries do
-        local kind = string.sub(entries[j], 1, 2)
-        if kind == 'A ' then return true end
-        if kind == 'D ' or kind == 'R ' then return false end
-      end
-      return false
+-- What an ackId of an event whose ack bit is set is answered: ALREADY_ACKED for the delivery that
+-- was acked, EXPIRED for an earlier one, DEAD_LETTERED when none was (it was acked from a failure
+-- queue). n, mark: the ackId's. The event's list tells: its hand-out entries end with their poll
+-- call's mark, a listed delivery's ack notes 'A' after its hand-out, and the only deliveries not
+-- listed are an event's first hand-out and the first after a redrive ('R'), both number 1. Where
+-- the list cannot tell (it was trimmed past the delivery, or outlived, 10 minutes after the event
+-- left, or its entries are older than marks), a delivery 1 is taken for the acked one.
+local function acked_status(id, n, mark)
+  local call = string.sub(mark, 1, 16)
+  if #call < 16 then return 'ALREADY_ACKED' end
+  -- ackedBy: the mark of the hand-out an 'A' followed ('F' for a failure queue's ack, '' unknown);
+  -- last: the kind of the latest hand-out, redrive, failure or trim
+  local ackedBy, current, last, listed = nil, '', nil, false
+  for _, entry in ipairs(history_entries(id)) do
+    local kind = string.sub(entry, 1, 1)
+    if kind == 'D' then
+      current = string.match(entry, ' (%x+)$') or ''
+      if #current ~= 16 then current = '' end
+      if current == call then listed = true end
+      ackedBy, last = nil, 'D'
+    elseif kind == 'R' or kind == 'T' then
+      current, ackedBy, last = '', nil, kind
+    elseif kind == 'F' then
+      current, ackedBy, last = 'F', nil, 'F'
+    elseif kind == 'A' then
+      ackedBy = current
     end
   end
-  return true
+  if ackedBy == 'F' then return 'DEAD_LETTERED' end
+  if ackedBy and ackedBy ~= '' then return ackedBy == call and 'ALREADY_ACKED' or 'EXPIRED' end
+  -- acked without an entry: an unlisted delivery (first, or first after a redrive), unless the
+  -- list says this one was handed out before
+  if listed then return 'EXPIRED' end
+  if last == 'R' then return n == '1' and 'ALREADY_ACKED' or 'EXPIRED' end
+  return 'ALREADY_ACKED'
 end
 
 -- What an ack, nack or extend of an event that is no longer handed out finds: it left for the
--- dead-letter or error queue (or was dropped instead), it was acked (ALREADY_ACKED for the ackId of
--- the delivery that was, EXPIRED for an earlier one's), or nothing is known of it. mark: the ackId's.
-local function settled_status(id, seq, mark)
+-- dead-letter or error queue (or was dropped instead), it was acked (see acked_status), or nothing
+-- is known of it. n, mark: the ackId's.
+local function settled_status(id, seq, n, mark)
   if redis.call('ZSCORE', K.dead, id) or redis.call('ZSCORE', K.errors, id) or remembers(DROPPED, seq) then
     return 'DEAD_LETTERED'
   end
-  if was_acked(seq) then return acked_delivery(id, mark) and 'ALREADY_ACKED' or 'EXPIRED' end
+  if was_acked(seq) then return acked_status(id, n, mark) end
   return 'UNKNOWN'
 end
 
@@ -1019,6 +1072,15 @@ end
 local function own_quota(cfg)
   local maxBytes, maxEvents = cfg.quotaBytes, cfg.quotaEvents
   local bytesHeld, eventsHeld = cfg.spooledBytes, cfg.spooledEvents
+  if maxBytes or maxEvents then
+    -- with the room publish rounds on their way hold (own_hold.lua); holds whose time came go first
+    local held = redis.call('HMGET', K.meta, 'heldBytes', 'heldEvents')
+    if tonumber(held[1] or '0') > 0 or tonumber(held[2] or '0') > 0 then
+      forget_due(clock(), 100)
+      held = redis.call('HMGET', K.meta, 'heldBytes', 'heldEvents')
+    end
+    bytesHeld, eventsHeld = bytesHeld + tonumber(held[1] or '0'), eventsHeld + tonumber(held[2] or '0')
+  end
   return {
     fits = function(bytes)
       return not ((maxBytes and bytesHeld + bytes > maxBytes) or (maxEvents and eventsHeld + 1 > maxEvents))

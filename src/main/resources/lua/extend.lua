@@ -13,7 +13,7 @@ local function extend(ackId)
   if not id then return 'UNKNOWN' end
   local current, currentSeq, currentMark = delivery_state(id)
   if not current then
-    local status = settled_status(id, tonumber(seq), mark)
+    local status = settled_status(id, tonumber(seq), n, mark)
     -- an event that left for a failure queue is no delivery to extend
     return status == 'DEAD_LETTERED' and 'EXPIRED' or status
   end

@@ -17,7 +17,7 @@ local function nack(ackId)
   local id, seq, n, mark = read_ack_id(cfg, ackId)
   if not id then return 'UNKNOWN' end
   local current, currentSeq, currentMark, firstAt = delivery_state(id)
-  if not current then return settled_status(id, tonumber(seq), mark) end
+  if not current then return settled_status(id, tonumber(seq), n, mark) end
   if current ~= n or currentSeq ~= seq or currentMark ~= mark then return 'EXPIRED' end
   -- already waiting out a requeue of this delivery (a retried nack, a repeated ackId): it stands
   -- as it was, its delay and reason unchanged, and nothing more is noted

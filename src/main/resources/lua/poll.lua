@@ -197,7 +197,8 @@ if want > 0 and not full then
       hand_out(ids[i], seqs[i], '1', nil, nil, blob)
     end
   end
-  if capped and backlog_size() > 0 then
+  -- (the byte bound, not a cap, may be what held the rest back)
+  if capped and not full and backlog_size() > 0 then
     out[3] = heldBy
   elseif handed == 0 and uses_ordering() and redis.call('EXISTS', K.behind) == 1 then
     out[3] = 3

@@ -3,7 +3,9 @@
 --                 idempotencyKey during the last dedup window
 -- ARGV[1] the ledger hold of this consumer's part of the round ('' for none)
 -- ARGV[2] the dedup window in ms (publish.idempotencyWindowMs)
--- ARGV[3..] septuples of eventId, blob, ttlMs ('' for none), the event's topic when it counts
+-- ARGV[3] the room held for the round in the consumer's own quota (own_hold.lua), '' for none: this
+--         call takes it, so that its events fit
+-- ARGV[4..] septuples of eventId, blob, ttlMs ('' for none), the event's topic when it counts
 -- against that topic's quota ('' otherwise), flags, the time before which it may not be handed
 -- out ('' for none; one in the past means now), and its key ('' for none). Flags: K when it was published with an
 -- idempotencyKey (such an event is spooled at most once for this consumer within the window,
@@ -25,12 +27,14 @@
 -- or skipped and counted as discarded.
 local cfg = settings()
 if not cfg then return -1 end
-local events = (#ARGV - 2) / 7
+local events = (#ARGV - 3) / 7
 if not cfg.enabled then
   if cfg.refusesForAll then return -2 end
   count({discarded = events})
   return -3
 end
+-- the room held for this round is this call's to take (own_quota counts what is still held)
+if ARGV[3] ~= '' then release_own_holds({'q:' .. ARGV[3]}) end
 local quota = own_quota(cfg)
 local idempotent = KEYS[EXTRA_KEY]
 local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events
@@ -45,14 +49,14 @@ local delayed, indexedEnds, firstIndexed = {}, {}, nil
 local queued = 0
 local now
 local ids = {}
-for i = 3, #ARGV, 7 do
-  ids[(i + 4) / 7] = ARGV[i]
+for i = 4, #ARGV, 7 do
+  ids[(i + 3) / 7] = ARGV[i]
 end
 -- the round's keys, for their lines (ordering by key)
 local lines
 if cfg.ordering then
   local keys = {}
-  for i = 9, #ARGV, 7 do
+  for i = 10, #ARGV, 7 do
     if ARGV[i] ~= '' then table.insert(keys, ARGV[i]) end
   end
   lines = key_joins(keys)
@@ -62,7 +66,7 @@ local held = {}
 for i, blob in ipairs(hmget(K.events, ids)) do
   if blob then held[ids[i]] = true end
 end
-for i = 3, #ARGV, 7 do
+for i = 4, #ARGV, 7 do
   local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
   local deliverAt, key = tonumber(ARGV[i + 5]), ARGV[i + 6]
   seq = seq + 1

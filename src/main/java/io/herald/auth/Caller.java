@@ -9,15 +9,22 @@ import java.util.List;
 /**
  * Who a request comes from, as its credentials told, and what it may do: publish to topics
  * matching {@code publish}, consume from the consumers matching {@code consume} (null: any),
- * administer if {@code admin}. The checks throw the protocol's 403s.
+ * administer if {@code admin}; until {@code expiresAtMs} (epoch ms; null: its credentials do not
+ * expire, as an API key's). The checks throw the protocol's 403s.
  */
-public record Caller(String name, List<TopicPattern> publish, List<ConsumerPattern> consume, boolean admin) {
+public record Caller(String name, List<TopicPattern> publish, List<ConsumerPattern> consume, boolean admin,
+    Long expiresAtMs) {
   /** The caller of an open gateway, which has no credentials configured: it may do everything. */
-  public static final Caller ANYONE = new Caller("anyone", List.of(TopicPattern.parse(">")), null, true);
+  public static final Caller ANYONE = new Caller("anyone", List.of(TopicPattern.parse(">")), null, true, null);
 
   /** The caller named {@code name} (a key's name, a token's subject), with these grants. */
   public static Caller of(String name, Grants grants) {
-    return new Caller(name, grants.publish(), grants.consume(), grants.admin());
+    return new Caller(name, grants.publish(), grants.consume(), grants.admin(), null);
+  }
+
+  /** The same caller, whose credentials end at {@code epochMs} (a token's expiry). */
+  public Caller expiringAt(long epochMs) {
+    return new Caller(name, publish, consume, admin, epochMs);
   }
 
   public void checkPublish(String topic) {

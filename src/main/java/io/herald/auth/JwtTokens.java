@@ -22,6 +22,7 @@ import java.util.List;
 public final class JwtTokens implements Authenticator {
   private final JWTAuth verifier;
   private final String grantsClaim;
+  private final int leewaySeconds;
 
   public JwtTokens(Vertx vertx, JwtSettings settings) {
     JWTOptions checks = new JWTOptions().setLeeway(settings.leewaySeconds());
@@ -36,6 +37,7 @@ public final class JwtTokens implements Authenticator {
         options.addPubSecKey(new PubSecKeyOptions().setAlgorithm(key.algorithm()).setBuffer(key.material())));
     this.verifier = JWTAuth.create(vertx, options);
     this.grantsClaim = settings.grantsClaim();
+    this.leewaySeconds = settings.leewaySeconds();
   }
 
   /** True when {@code token} has the shape of a JWT (three base64url parts), not of an API key. */
@@ -55,9 +57,12 @@ public final class JwtTokens implements Authenticator {
         .compose(user -> {
           JsonObject claims = user.principal();
           // vertx-auth-jwt keeps exp with the principal or, once checked, among the user's attributes
-          if (!(claims.getValue("exp") instanceof Number) && !(user.attributes().getValue("exp") instanceof Number)) {
+          Object exp = claims.getValue("exp") instanceof Number ? claims.getValue("exp") : user.attributes().getValue("exp");
+          if (!(exp instanceof Number expSeconds)) {
             return Future.failedFuture(new ApiException(ErrorCode.UNAUTHENTICATED, "The token must expire (exp)"));
           }
+          // accepted until then, as the verifier's leeway allows
+          long expiresAtMs = (expSeconds.longValue() + leewaySeconds) * 1000;
           Object grants = claims.getValue(grantsClaim);
           String subject = claims.getString("sub", "token");
           if (!(grants instanceof JsonObject grantsObject)) {
@@ -73,7 +78,7 @@ public final class JwtTokens implements Authenticator {
             return Future.failedFuture(new ApiException(ErrorCode.UNAUTHENTICATED,
                 "The token's '" + grantsClaim + "' claim is malformed: " + e.getMessage()));
           }
-          return Future.succeededFuture(Caller.of(subject, read));
+          return Future.succeededFuture(Caller.of(subject, read).expiringAt(expiresAtMs));
         });
   }
 }

@@ -49,6 +49,12 @@ public final class ApiException extends RuntimeException {
     return read.recover(failure -> Future.failedFuture(from(failure, false)));
   }
 
+  /** An event that would take {@code consumer} over its own quotaBytes or quotaEvents. */
+  public static ApiException overOwnQuota(String consumer) {
+    return new ApiException(ErrorCode.QUOTA_EXCEEDED, "Consumer '" + consumer + "' is over its quota",
+        new JsonObject().put("scope", "consumer").put("consumer", consumer));
+  }
+
   public static ApiException consumerDisabled(String consumer) {
     return new ApiException(ErrorCode.CONSUMER_DISABLED, "Consumer '" + consumer + "' is disabled",
         new JsonObject().put("scope", "consumer").put("consumer", consumer));

@@ -54,6 +54,10 @@ final class PendingPublish {
   private final int[] matchedCounts;
   /** Per event: why a consumer's spool script refused it for all (its settings changed), or null. */
   private final ApiException[] refusedInSpool;
+  /** Per event: the consumers whose spool script refused it for their own quota. */
+  private final List<Set<String>> overQuotaIn = new ArrayList<>();
+  /** Per event: the consumers that hold it although over their own quota (see {@link #spooledBeyondQuota}). */
+  private final List<Set<String>> beyondQuota = new ArrayList<>();
 
   /** An event of this round that another one repeats (same topic and idempotencyKey). */
   private record Repeat(PendingPublish publish, int index) {}
@@ -86,6 +90,8 @@ final class PendingPublish {
     for (int i = 0; i < events.size(); i++) {
       refusals[i] = disabled != null ? disabled : events.get(i).size() > maxEventBytes ? tooLarge(events.get(i)) : null;
       skipping.add(Set.of());
+      overQuotaIn.add(new HashSet<>());
+      beyondQuota.add(new HashSet<>());
     }
   }
 
@@ -166,6 +172,36 @@ final class PendingPublish {
     return refusals[index] == null && storedMatched[index] < 0 && repeats[index] == null;
   }
 
+  /**
+   * The consumers whose own quota may refuse its events for every consumer: each must hold room for
+   * them (own_hold.lua) before any spool call takes them.
+   */
+  List<ConsumerSettings> ownQuotaRefusers() {
+    if (!quotasHold) {
+      return List.of();
+    }
+    return matched.stream().filter(c -> c.admission().rejectPublishWhenRefused()
+        && (c.admission().quotaBytes() != null || c.admission().quotaEvents() != null)).toList();
+  }
+
+  /** The indexes and sizes of the events to spool, in order. */
+  List<int[]> spoolingSizes() {
+    List<int[]> sizes = new ArrayList<>();
+    for (int i = 0; i < events.size(); i++) {
+      if (spooling(i)) {
+        sizes.add(new int[] {i, blobs[i].length()});
+      }
+    }
+    return sizes;
+  }
+
+  /** The event is refused to the publisher, for every consumer: nothing of it is spooled. */
+  void refuse(int index, ApiException refusal) {
+    if (spooling(index)) {
+      refusals[index] = refusal;
+    }
+  }
+
   /** What the ledger must judge: the sizes of the events to spool. */
   SpoolLedger.Group group() {
     List<Integer> sizes = new ArrayList<>();
@@ -210,19 +246,19 @@ final class PendingPublish {
           continue;
         }
         targets.add(consumer.name());
-        addEvent(spools.computeIfAbsent(consumer.name(), c -> new ArrayList<>()), i);
+        addEvent(spools.computeIfAbsent(consumer.name(), c -> new ArrayList<>()), i, false);
       }
     }
   }
 
-  private void addEvent(List<Object> spool, int index) {
+  private void addEvent(List<Object> spool, int index, boolean beyondQuota) {
     PublishedEvent event = events.get(index);
     spool.add(eventIds[index]);
     spool.add(blobs[index]);
     spool.add(event.ttlMs() == null ? "" : event.ttlMs());
     spool.add(topic.quotaBytes() == null ? "" : topic.name());
     // flags of publish.lua: K an idempotencyKey, F free of the consumer's own quotas
-    spool.add((event.idempotencyKey() == null ? "" : "K") + (quotasHold ? "" : "F"));
+    spool.add((event.idempotencyKey() == null ? "" : "K") + (quotasHold && !beyondQuota ? "" : "F"));
     spool.add(event.delay() == null ? "" : event.delay().deliverAt(EventBlobs.publishedAt(eventIds[index])));
     spool.add(event.key() == null ? "" : event.key());
   }
@@ -258,10 +294,13 @@ final class PendingPublish {
       for (ConsumerSettings consumer : matched) {
         SpoolReply reply = reply(writes, consumer, i);
         if (reply != null && reply.refuses(eventIds[i])) {
-          refusedInSpool[i] = reply.disabled() ? ApiException.consumerDisabled(consumer.name())
-              : new ApiException(ErrorCode.QUOTA_EXCEEDED, "Consumer '" + consumer.name() + "' is over its quota",
-                  new JsonObject().put("scope", "consumer").put("consumer", consumer.name()));
-          break;
+          if (refusedInSpool[i] == null) {
+            refusedInSpool[i] = reply.disabled() ? ApiException.consumerDisabled(consumer.name())
+                : ApiException.overOwnQuota(consumer.name());
+          }
+          if (!reply.disabled()) {
+            overQuotaIn.get(i).add(consumer.name());
+          }
         }
       }
       if (refusedInSpool[i] != null) {
@@ -288,6 +327,29 @@ final class PendingPublish {
     }
   }
 
+  /**
+   * The consumers that refused {@code eventId} for their own quota in their spool call: when another
+   * consumer handed it out before it could be taken back, these take it all the same (beyond their
+   * quota), so that a confirmed event is held by every enabled consumer that refuses for all.
+   */
+  Set<String> overQuotaIn(String eventId) {
+    for (int i = 0; i < events.size(); i++) {
+      if (eventId.equals(eventIds[i]) && spooling(i)) {
+        return overQuotaIn.get(i);
+      }
+    }
+    return Set.of();
+  }
+
+  /** {@code consumer} holds {@code eventId} beyond its own quota (a spool call with flag F). */
+  void spooledBeyondQuota(String consumer, String eventId) {
+    for (int i = 0; i < events.size(); i++) {
+      if (eventId.equals(eventIds[i]) && spooling(i)) {
+        beyondQuota.get(i).add(consumer);
+      }
+    }
+  }
+
   /** The spool reply of a consumer this event went to, if its write succeeded; else null. */
   private SpoolReply reply(Map<String, Future<SpoolReply>> writes, ConsumerSettings consumer, int index) {
     Future<SpoolReply> write = writes.get(consumer.name());
@@ -296,10 +358,15 @@ final class PendingPublish {
 
   /** The (eventId, blob, ttlMs, charged topic, flags, deliverAt, key) this request sent with {@code eventId}, if any. */
   List<Object> spooled(String eventId) {
+    return spooled(eventId, false);
+  }
+
+  /** As {@link #spooled(String)}; {@code beyondQuota}: flagged F, free of the consumer's own quota. */
+  List<Object> spooled(String eventId, boolean beyondQuota) {
     for (int i = 0; i < events.size(); i++) {
       if (eventId.equals(eventIds[i]) && spooling(i)) {
         List<Object> event = new ArrayList<>();
-        addEvent(event, i);
+        addEvent(event, i, beyondQuota);
         return event;
       }
     }
@@ -335,7 +402,7 @@ final class PendingPublish {
     int took = 0;
     for (ConsumerSettings consumer : matched) {
       SpoolReply reply = reply(writes, consumer, index);
-      took += reply != null && reply.holds(eventIds[index]) ? 1 : 0;
+      took += reply != null && reply.holds(eventIds[index]) || beyondQuota.get(index).contains(consumer.name()) ? 1 : 0;
     }
     return took;
   }

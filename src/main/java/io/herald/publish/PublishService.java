@@ -67,6 +67,7 @@ public final class PublishService {
   private final Drain drain;
   private final HeraldMetrics metrics;
   private final EventIds eventIds;
+  private final OwnQuotaHolds ownQuotaHolds;
   private List<PendingPublish> gathering = new ArrayList<>();
   private int gatheredEvents;
 
@@ -93,6 +94,7 @@ public final class PublishService {
     this.dueTimes = dueTimes;
     this.idempotency = new Idempotency(store, idempotencyWindowMs);
     this.idempotencyWindowMs = idempotencyWindowMs;
+    this.ownQuotaHolds = new OwnQuotaHolds(store);
   }
 
   /** Publishes a request body to {@code topic}; the result is the protocol's {@code results} body. */
@@ -220,8 +222,8 @@ public final class PublishService {
   }
 
   /**
-   * Reserves eventIds for the whole round, claims idempotency keys, has the ledger admit what counts
-   * against a quota, then spools.
+   * Reserves eventIds for the whole round, claims idempotency keys, holds room in the own quotas of
+   * the consumers that refuse for all, has the ledger admit what counts against a quota, then spools.
    */
   private void write(List<PendingPublish> round) {
     if (round.isEmpty()) {
@@ -237,19 +239,30 @@ public final class PublishService {
           }
           return idempotency.claim(round);
         })
+        .compose(claimed -> {
+          String ownHoldId = randomHoldId();
+          return ownQuotaHolds.hold(round, ownHoldId).map(holding -> new OwnHold(ownHoldId, holding));
+        })
         .onFailure(failure -> round.forEach(p -> p.fail(failure)))
-        .onSuccess(ok -> admit(round));
+        .onSuccess(ownHold -> admit(round, ownHold));
   }
 
-  private void admit(List<PendingPublish> round) {
-    List<PendingPublish> counted = round.stream().filter(p -> p.counted).toList();
-    if (counted.isEmpty()) {
-      spool(round, null, List.of());
-      return;
-    }
+  /** The room held in own quotas for a round: its id, and the consumers holding it. */
+  private record OwnHold(String id, Set<String> consumers) {}
+
+  private static String randomHoldId() {
     byte[] hold = new byte[12];
     RANDOM.nextBytes(hold);
-    String holdId = HexFormat.of().formatHex(hold);
+    return HexFormat.of().formatHex(hold);
+  }
+
+  private void admit(List<PendingPublish> round, OwnHold ownHold) {
+    List<PendingPublish> counted = round.stream().filter(p -> p.counted).toList();
+    if (counted.isEmpty()) {
+      spool(round, null, List.of(), ownHold);
+      return;
+    }
+    String holdId = randomHoldId();
     List<SpoolLedger.Group> groups = counted.stream().map(PendingPublish::group).toList();
     // every consumer the ledger may hold room for, spooled or not (its shard may have held room for
     // an event another shard refused), so that every hold is given back at once
@@ -266,7 +279,7 @@ public final class PublishService {
             next = publish.judged(verdicts, next);
             publish.skipped().forEach(this::discarded);
           }
-          spool(round, holdId, List.copyOf(holds));
+          spool(round, holdId, List.copyOf(holds), ownHold);
         });
   }
 
@@ -274,14 +287,17 @@ public final class PublishService {
    * One spool script per consumer, each realizing its part of the ledger's hold (if any); then the
    * hold is given back with the consumers' figures, which now include what it stood for.
    */
-  private void spool(List<PendingPublish> round, String holdId, List<String> holds) {
+  private void spool(List<PendingPublish> round, String holdId, List<String> holds, OwnHold ownHold) {
     Map<String, List<Object>> spools = new LinkedHashMap<>();
     round.forEach(publish -> publish.addTo(spools));
+    ownHold.consumers().stream().filter(consumer -> !spools.containsKey(consumer))
+        .forEach(consumer -> ownQuotaHolds.release(consumer, ownHold.id(), idempotencyWindowMs));
     Map<String, Future<SpoolReply>> writes = new LinkedHashMap<>();
     List<SpoolFigures> figures = new ArrayList<>();
     spools.forEach((consumer, events) -> {
       String hold = holdId == null ? "" : holdId + ":" + consumer;
-      List<Object> args = new ArrayList<>(List.of(hold, idempotencyWindowMs));
+      List<Object> args = new ArrayList<>(List.of(hold, idempotencyWindowMs,
+          ownHold.consumers().contains(consumer) ? ownHold.id() : ""));
       args.addAll(events);
       writes.put(consumer, store.eval(Script.PUBLISH, Keys.spool(consumer), args)
           .onFailure(failure -> fileWritten(consumer, failure))
@@ -361,36 +377,52 @@ public final class PublishService {
         .forEach(publish -> publish.fail(unknown));
   }
 
-  /** Spools again the kept events where they were taken back; fails the requests it could not. */
+  /**
+   * Spools again the kept events where they were taken back, and into the consumers that refused
+   * them for their own quota, beyond it: a confirmed event is held by every enabled consumer that
+   * refuses for all. Fails the requests it could not.
+   */
   private Future<Void> restore(List<PendingPublish> round, Map<String, List<String>> takenFrom, Set<String> kept) {
+    // consumer -> eventId -> whether it goes in beyond the consumer's own quota
+    Map<String, Map<String, Boolean>> again = new LinkedHashMap<>();
+    takenFrom.forEach((consumer, ids) -> ids.stream().filter(kept::contains)
+        .forEach(id -> again.computeIfAbsent(consumer, c -> new LinkedHashMap<>()).put(id, false)));
+    for (String id : kept) {
+      round.forEach(publish -> publish.overQuotaIn(id)
+          .forEach(refuser -> again.computeIfAbsent(refuser, c -> new LinkedHashMap<>()).put(id, true)));
+    }
     List<Future<Void>> calls = new ArrayList<>();
-    takenFrom.forEach((consumer, ids) -> {
-      List<Object> args = new ArrayList<>(List.of("", idempotencyWindowMs));
-      Set<String> again = new HashSet<>();
-      for (String id : ids) {
-        if (kept.contains(id)) {
-          round.stream().map(publish -> publish.spooled(id)).filter(java.util.Objects::nonNull).findFirst()
-              .ifPresent(event -> {
-                args.addAll(event);
-                again.add(id);
-              });
+    again.forEach((consumer, ids) -> {
+      List<Object> args = new ArrayList<>(List.of("", idempotencyWindowMs, ""));
+      Set<String> sent = new HashSet<>();
+      ids.forEach((id, beyondQuota) -> round.stream().map(publish -> publish.spooled(id, beyondQuota))
+          .filter(java.util.Objects::nonNull).findFirst().ifPresent(event -> {
+            args.addAll(event);
+            sent.add(id);
+          }));
+      if (sent.isEmpty()) {
+        return;
+      }
+      calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args)
+          .onFailure(failure -> fileWritten(consumer, failure)).<Void>map(reply -> {
+        SpoolReply spooled = SpoolReply.parse(reply);
+        if (spooled.took()) {
+          dueTimes.file(consumer, reply.get(1).toLong());
         }
-      }
-      if (!again.isEmpty()) {
-        calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args)
-            .onFailure(failure -> fileWritten(consumer, failure)).<Void>map(reply -> {
-          SpoolReply spooled = SpoolReply.parse(reply);
-          if (spooled.took()) {
-            dueTimes.file(consumer, reply.get(1).toLong());
+        // the consumer must hold them again for the answer to count it (one disabled meanwhile need not)
+        List<String> missing = new ArrayList<>();
+        for (String id : sent) {
+          if (spooled.holds(id) && ids.get(id)) {
+            round.forEach(publish -> publish.spooledBeyondQuota(consumer, id));
+          } else if (!spooled.holds(id) && !spooled.disabled()) {
+            missing.add(id);
           }
-          // the consumer must hold them again for the answer to count it
-          List<String> missing = again.stream().filter(id -> !spooled.holds(id)).toList();
-          if (!missing.isEmpty()) {
-            failHolding(round, missing);
-          }
-          return null;
-        }).onFailure(failure -> failHolding(round, again)));
-      }
+        }
+        if (!missing.isEmpty()) {
+          failHolding(round, missing);
+        }
+        return null;
+      }).onFailure(failure -> failHolding(round, sent)));
     });
     return Future.join(calls).mapEmpty();
   }

@@ -29,6 +29,7 @@ public final class Script {
 
   public static final Script PUBLISH = perConsumer("publish", true, Writes.GROWS, CONFIRMED);
   public static final Script RETRACT = perConsumer("retract", true, Writes.FREES, CONFIRMED);
+  public static final Script OWN_HOLD = perConsumer("own_hold", false, Writes.GROWS, UNCONFIRMED);
   public static final Script POLL = perConsumer("poll", true, Writes.FREES, UNCONFIRMED);
   public static final Script ACK = perConsumer("ack", true, Writes.FREES, CONFIRMED);
   public static final Script REDELIVER = perConsumer("redeliver", true, Writes.FREES, UNCONFIRMED);

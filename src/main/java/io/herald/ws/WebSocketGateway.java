@@ -3,6 +3,7 @@ package io.herald.ws;
 import io.herald.ack.Acks;
 import io.herald.ack.Settlements;
 import io.herald.auth.Authentication;
+import io.herald.auth.Caller;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.PollService;
 import io.herald.http.Responses;
@@ -34,6 +35,7 @@ import java.util.function.Function;
 public final class WebSocketGateway {
   private static final short GOING_AWAY = 1001;
   private static final short MESSAGE_TOO_BIG = 1009;
+  private static final short POLICY_VIOLATION = 1008;
   private final Vertx vertx;
   private final PollService poller;
   private final Acks acks;
@@ -127,6 +129,19 @@ public final class WebSocketGateway {
   }
 
   /**
+   * A socket lives no longer than its credentials: one opened with a token is closed with 1008
+   * {@code Token Expired} when the token expires (its exp, plus the configured leeway), and its
+   * client connects again with a new one. Returns the timer (-1 for credentials that do not expire).
+   */
+  private long closeOnExpiry(ServerWebSocket socket, Caller caller) {
+    if (caller.expiresAtMs() == null) {
+      return -1;
+    }
+    long delayMs = Math.max(1, caller.expiresAtMs() - System.currentTimeMillis());
+    return vertx.setTimer(delayMs, t -> socket.close(POLICY_VIOLATION, "Token Expired"));
+  }
+
+  /**
    * Upgrades, with heartbeats and frame limits, then hands the socket to {@code open}, which returns
    * what to do when the socket is gone.
    */
@@ -152,9 +167,11 @@ public final class WebSocketGateway {
           socket.binaryMessageHandler(binary ->
               frames.sendError(socket, null, ApiException.invalid("frame", "frames are JSON text")));
           Runnable onEnd = open.apply(socket);
+          long expiry = closeOnExpiry(socket, Authentication.caller(ctx));
           socket.endHandler(v -> {
             sockets.remove(socket);
             heartbeat.stop();
+            vertx.cancelTimer(expiry);
             onEnd.run();
           });
         })

@@ -354,6 +354,22 @@ class AckIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("an event acked from its error queue: its delivery's ackId is DEAD_LETTERED, not ALREADY_ACKED")
+  void ackedFromItsQueue() {
+    String topic = unique("queued");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, event(1));
+    String delivered = http().poll(consumer, max(1)).ackIds().get(0);
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray().add(delivered)).put("action", "REJECT")).status());
+    Reply queued = http().post("/v1/consumers/" + consumer + "/errors/poll", new JsonObject());
+    String queueAckId = queued.events().getJsonObject(0).getString("ackId");
+    assertEquals("ACKED", http().post("/v1/consumers/" + consumer + "/errors/acks", new JsonObject()
+        .put("ackIds", new JsonArray().add(queueAckId))).results().getJsonObject(0).getString("status"));
+    assertEquals(Map.of(delivered, "DEAD_LETTERED"), statuses(http().ack(consumer, delivered)));
+  }
+
+  @Test
   @DisplayName("an ack after the deadline is ACKED while the event was not handed out again")
   void lateAckStillCounts() {
     String topic = unique("late");

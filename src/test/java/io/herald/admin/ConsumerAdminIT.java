@@ -28,7 +28,8 @@ class ConsumerAdminIT extends GatewayTest {
     Reply created = http().putConsumer(name, new JsonObject().put("topics", new JsonArray().add("a/>")));
     assertEquals(201, created.status());
     JsonObject expected = new JsonObject().put("name", name).put("topics", new JsonArray().add("a/>"))
-        .put("ackMode", "explicit").put("ackTimeoutMs", 30000).put("maxPollRecords", 10).put("maxUnacked", 500)
+        .put("ackMode", "explicit").put("ackTimeoutMs", 30000).put("maxPollRecords", 10).put("maxBatchBytes", 4194304)
+        .put("maxUnacked", 500)
         .put("retentionMs", 604800000L).put("redelivery", new JsonObject().put("initialDelayMs", 1000)
             .put("multiplier", 2.0).put("maxDelayMs", 60000).put("maxDeliveries", 0)).put("redeliverOnDisconnect", false)
         .put("rateLimit", new JsonObject().put("tps", 100).put("blockMs", 45000).put("graceMs", 15000)

@@ -32,12 +32,12 @@ class ConsumerPatternTest {
   @Test
   @DisplayName("a caller may consume from the consumers its grants match, and gets CONSUME_ACL_DENIED naming any other")
   void callerChecks() {
-    Caller fleet = new Caller("fleet", List.of(), List.of(ConsumerPattern.parse("billing-*"), ConsumerPattern.parse("audit")), false);
+    Caller fleet = new Caller("fleet", List.of(), List.of(ConsumerPattern.parse("billing-*"), ConsumerPattern.parse("audit")), false, null);
     fleet.checkConsume("billing-eu");
     fleet.checkConsume("audit");
     ApiException denied = assertThrows(ApiException.class, () -> fleet.checkConsume("payments"));
     assertEquals(ErrorCode.CONSUME_ACL_DENIED, denied.code());
     assertEquals("payments", denied.details().getString("consumer"));
-    new Caller("operator", List.of(), List.of(ConsumerPattern.parse("*")), true).checkConsume("payments");
+    new Caller("operator", List.of(), List.of(ConsumerPattern.parse("*")), true, null).checkConsume("payments");
   }
 }

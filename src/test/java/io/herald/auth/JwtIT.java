@@ -1,6 +1,7 @@
 package io.herald.auth;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -55,7 +56,7 @@ class JwtIT {
     node = TestNode.start(redis, new JsonObject().put("auth", new JsonObject()
         .put("keys", new JsonObject().put("ops", new JsonObject()
             .put("sha256", HexFormat.of().formatHex(ApiKey.hash(API_KEY))).put("admin", true)))
-        .put("jwt", new JsonObject().put("issuer", "https://id.example.com").put("audience", "herald")
+        .put("jwt", new JsonObject().put("issuer", "https://id.example.com").put("audience", "herald").put("leewaySeconds", 0)
             .put("keys", new JsonObject()
                 .put("shared", new JsonObject().put("algorithm", "HS256").put("secret", SECRET))
                 .put("idp", new JsonObject().put("algorithm", "RS256").put("publicKey", publicPem))))));
@@ -134,6 +135,26 @@ class JwtIT {
     TestSocket.connect(node.port(), "/v1/consumers/billing/ws?access_token=" + token).close();
     assertEquals(401, assertThrows(io.vertx.core.http.UpgradeRejectedException.class,
         () -> TestSocket.connect(node.port(), "/v1/consumers/billing/ws?access_token=" + token + "x")).getStatus());
+  }
+
+  @Test
+  @DisplayName("a socket opened with a token lives no longer than the token: consumer and publishing sockets close with 1008 once it expired")
+  void socketsEndWithTheirToken() {
+    String token = token(hs256, "HS256", new JsonObject().put("herald", grants("orders/>", "billing", false)),
+        "https://id.example.com", 3);
+    long expiresAt = (System.currentTimeMillis() / 1000 + 3) * 1000;
+    try (TestSocket consumer = TestSocket.connect(node.port(), "/v1/consumers/billing/ws?access_token=" + token);
+        TestSocket publisher = TestSocket.connect(node.port(), "/v1/ws/publish?access_token=" + token)) {
+      publisher.send(new JsonObject().put("op", "publish").put("topic", "orders/eu").put("requestId", "p")
+          .put("events", new JsonArray().add(new JsonObject().put("payload", "while valid"))));
+      assertEquals("publishResult", publisher.next().getString("type"));
+      consumer.send(new JsonObject().put("op", "ping"));
+      assertEquals("pong", consumer.next().getString("type"));
+
+      assertEquals((short) 1008, consumer.awaitClose());
+      assertEquals((short) 1008, publisher.awaitClose());
+      assertTrue(System.currentTimeMillis() >= expiresAt - 1000, "closed no earlier than the token's end");
+    }
   }
 
   @Test

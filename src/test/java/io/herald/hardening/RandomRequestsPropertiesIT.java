@@ -41,7 +41,7 @@ class RandomRequestsPropertiesIT {
   private static final String TOPIC_PREFIX = "fuzz/";
   private static final List<String> FIELDS = List.of("payload", "events", "key", "headers", "ttlMs", "correlationId",
       "idempotencyKey", "maxEvents", "ackIds", "batchAckIds", "action", "delayMs", "reason", "extendMs", "eventIds",
-      "all", "topics", "ackMode", "ackTimeoutMs", "maxPollRecords", "maxUnacked", "retentionMs", "redelivery",
+      "all", "topics", "ackMode", "ackTimeoutMs", "maxPollRecords", "maxBatchBytes", "maxUnacked", "retentionMs", "redelivery",
       "rateLimit", "enabled", "quotaBytes", "quotaEvents", "namespace", "maxEventBytes", "op", "requestId", "window",
       "topic", "batchAckId", "maxDeliveries", "tps");
   private static final List<String> CONSUMER_ROUTES = List.of("poll", "acks", "nacks", "extend", "dead-letters/poll",

@@ -31,6 +31,10 @@ class EventHistoryIT extends GatewayTest {
     return reply.json();
   }
 
+  private static String ackStatus(String consumer, String ackId) {
+    return http().ack(consumer, ackId).results().getJsonObject(0).getString("status");
+  }
+
   private static String publishOne(String topic) {
     return http().publish(topic, event("e")).results().getJsonObject(0).getString("eventId");
   }
@@ -233,9 +237,11 @@ class EventHistoryIT extends GatewayTest {
     String consumer = consumer(new JsonObject(), topic);
     String eventId = publishOne(topic);
     String reason = "r".repeat(1000);
+    List<String> ackIds = new java.util.ArrayList<>();
     for (int i = 0; i < 40; i++) {
       Reply batch = http().poll(consumer, new JsonObject().put("waitMs", 5000));
       assertEquals(List.of(eventId), batch.eventIds(), batch.body());
+      ackIds.add(batch.ackIds().get(0));
       assertEquals(200, http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
           .put("ackIds", new JsonArray(batch.ackIds())).put("action", "REQUEUE").put("delayMs", 0)
           .put("reason", reason + i)).status());
@@ -257,5 +263,12 @@ class EventHistoryIT extends GatewayTest {
       JsonObject delivery = deliveries.getJsonObject(i);
       assertEquals(reason + (delivery.getInteger("deliveryCount") - 1), delivery.getString("reason"), story.encode());
     }
+
+    // acked on its 41st delivery: an early delivery whose entries went is still told from it
+    String latest = http().poll(consumer, new JsonObject().put("waitMs", 5000)).ackIds().get(0);
+    assertEquals("ACKED", ackStatus(consumer, latest));
+    assertEquals("EXPIRED", ackStatus(consumer, ackIds.get(4)));
+    assertEquals("EXPIRED", ackStatus(consumer, ackIds.get(0)));
+    assertEquals("ALREADY_ACKED", ackStatus(consumer, latest));
   }
 }
