@@ -231,10 +231,11 @@ end
 -- field 'q:<hold>' = "<bytes> <events>", counted in the meta fields heldBytes and heldEvents until
 -- the round's spool call takes it, or its time comes (its node went before spooling).
 local function hold_own(hold, bytes, events, keepMs)
-  redis.call('HSET', K.memory, 'q:' .. hold, bytes .. ' ' .. events)
+  local b, e = string.format('%d', bytes), string.format('%d', events)
+  redis.call('HSET', K.memory, 'q:' .. hold, b .. ' ' .. e)
   keep('q:' .. hold, keepMs)
-  redis.call('HINCRBY', K.meta, 'heldBytes', bytes)
-  redis.call('HINCRBY', K.meta, 'heldEvents', events)
+  redis.call('HINCRBY', K.meta, 'heldBytes', b)
+  redis.call('HINCRBY', K.meta, 'heldEvents', e)
 end
 
 -- Lets the holds of these 'q:' fields go (those already gone are no-ops).
@@ -250,8 +251,8 @@ local function release_own_holds(fields)
   if #held == 0 then return end
   call_each('HDEL', K.memory, held, 1)
   call_each('ZREM', K.forgets, held, 1)
-  redis.call('HINCRBY', K.meta, 'heldBytes', -bytes)
-  redis.call('HINCRBY', K.meta, 'heldEvents', -events)
+  redis.call('HINCRBY', K.meta, 'heldBytes', string.format('%d', -bytes))
+  redis.call('HINCRBY', K.meta, 'heldEvents', string.format('%d', -events))
 end
 
 -- Memory fields whose time came go. Bounded by limit; returns whether more may have come.

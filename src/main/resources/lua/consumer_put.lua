@@ -8,4 +8,6 @@ if created == 1 then redis.call('UNLINK', K.memory, K.forgets) end
 for i = 2, #ARGV, 2 do
   redis.call('HSET', K.meta, ARGV[i], ARGV[i + 1])
 end
+-- ordering switched off: the events behind their keys may go now, and a parked poll takes them
+if created == 0 then wake_waiter(settings()) end
 return created

@@ -6,9 +6,11 @@
 -- ARGV[1] the hold's id, ARGV[2] how long it is kept (ms), ARGV[3..] the sizes of the round's
 -- events for this consumer, in order
 -- Returns {1 (room held) or 0 (refused: over the quota) per event}, -1 when the consumer does not
--- exist, -2 when it is disabled.
+-- exist, -2 when it is disabled, -3 when it does not refuse for all (its settings changed since the
+-- node read them): then it holds nothing, and its spool call skips what it cannot take.
 local cfg = settings()
 if not cfg then return -1 end
+if not cfg.refusesForAll then return -3 end
 if not cfg.enabled then return -2 end
 local quota = own_quota(cfg)
 local bytes, events, verdicts = 0, 0, {}

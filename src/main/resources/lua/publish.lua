@@ -27,14 +27,15 @@
 -- or skipped and counted as discarded.
 local cfg = settings()
 if not cfg then return -1 end
+-- the room held for this round is this call's to take, whatever it does (own_quota counts what is
+-- still held)
+if ARGV[3] ~= '' then release_own_holds({'q:' .. ARGV[3]}) end
 local events = (#ARGV - 3) / 7
 if not cfg.enabled then
   if cfg.refusesForAll then return -2 end
   count({discarded = events})
   return -3
 end
--- the room held for this round is this call's to take (own_quota counts what is still held)
-if ARGV[3] ~= '' then release_own_holds({'q:' .. ARGV[3]}) end
 local quota = own_quota(cfg)
 local idempotent = KEYS[EXTRA_KEY]
 local seq = redis.call('HINCRBY', K.meta, 'seq', events) - events

@@ -62,7 +62,8 @@ public final class JwtTokens implements Authenticator {
             return Future.failedFuture(new ApiException(ErrorCode.UNAUTHENTICATED, "The token must expire (exp)"));
           }
           // accepted until then, as the verifier's leeway allows
-          long expiresAtMs = (expSeconds.longValue() + leewaySeconds) * 1000;
+          long expiresAtMs = expSeconds.longValue() >= Long.MAX_VALUE / 1000 - leewaySeconds
+              ? Long.MAX_VALUE : (expSeconds.longValue() + leewaySeconds) * 1000;
           Object grants = claims.getValue(grantsClaim);
           String subject = claims.getString("sub", "token");
           if (!(grants instanceof JsonObject grantsObject)) {

@@ -24,13 +24,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code publish.lua}).
  */
 final class OwnQuotaHolds {
-  /** How long a hold lasts when its spool call never comes (its node went): then it goes. */
-  static final long HOLD_MS = 30_000;
+  /**
+   * How long a hold lasts when its spool call never comes (its node went): then it goes. Longer
+   * than a round can take (a hold, a ledger call, the spool calls, each up to a call's timeout).
+   */
+  private final long holdMs;
 
   private final RedisStore store;
 
   OwnQuotaHolds(RedisStore store) {
     this.store = store;
+    this.holdMs = Math.max(30_000, 4 * store.timeoutMs());
   }
 
   /** One event of the round as a consumer's hold counts it. */
@@ -45,7 +49,7 @@ final class OwnQuotaHolds {
     Map<String, List<Held>> byConsumer = new LinkedHashMap<>();
     for (PendingPublish publish : round) {
       for (ConsumerSettings consumer : publish.ownQuotaRefusers()) {
-        for (int[] event : publish.spoolingSizes()) {
+        for (int[] event : publish.heldSizes()) {
           byConsumer.computeIfAbsent(consumer.name(), c -> new ArrayList<>()).add(new Held(publish, event[0], event[1]));
         }
       }
@@ -56,12 +60,14 @@ final class OwnQuotaHolds {
     Set<String> holding = ConcurrentHashMap.newKeySet();
     List<Future<Void>> calls = new ArrayList<>();
     byConsumer.forEach((consumer, events) -> {
-      List<Object> args = new ArrayList<>(List.of(holdId, HOLD_MS));
+      List<Object> args = new ArrayList<>(List.of(holdId, holdMs));
       events.forEach(event -> args.add(event.size()));
       calls.add(store.eval(Script.OWN_HOLD, Keys.consumer(consumer), args)
           .map(reply -> judged(consumer, events, reply, holding)));
     });
-    return Future.all(calls).map(done -> holding);
+    // a failed call may have held room all the same (its answer lost): let every hold go
+    return Future.all(calls).map(done -> holding)
+        .onFailure(failure -> release(byConsumer.keySet(), holdId));
   }
 
   private static Void judged(String consumer, List<Held> events, Response reply, Set<String> holding) {
@@ -70,7 +76,9 @@ final class OwnQuotaHolds {
         // disabled since this node read its settings: it refuses them all
         events.forEach(event -> event.publish().refuse(event.index(), ApiException.consumerDisabled(consumer)));
       }
-      return null; // deleted meanwhile: it holds nothing, and takes nothing
+      // -1: deleted meanwhile; -3: it no longer refuses for all (its spool call skips what it
+      // cannot take): it holds nothing
+      return null;
     }
     for (int i = 0; i < events.size(); i++) {
       if (reply.get(i).toInteger() == 0) {
@@ -81,8 +89,11 @@ final class OwnQuotaHolds {
     return null;
   }
 
-  /** Lets the hold of a consumer that gets no spool call go at once (its events were all refused). */
-  void release(String consumer, String holdId, long idempotencyWindowMs) {
-    store.eval(Script.PUBLISH, Keys.spool(consumer), List.of("", idempotencyWindowMs, holdId));
+  /**
+   * Lets the holds of consumers that get no spool call go at once (their events were all refused,
+   * or the round failed); one whose release fails goes when its time comes.
+   */
+  void release(Set<String> consumers, String holdId) {
+    consumers.forEach(consumer -> store.eval(Script.OWN_RELEASE, Keys.consumer(consumer), List.of(holdId)));
   }
 }

@@ -58,6 +58,8 @@ final class PendingPublish {
   private final List<Set<String>> overQuotaIn = new ArrayList<>();
   /** Per event: the consumers that hold it although over their own quota (see {@link #spooledBeyondQuota}). */
   private final List<Set<String>> beyondQuota = new ArrayList<>();
+  /** Per event: the consumers that took it, and no longer hold it (taken back, then disabled). */
+  private final List<Set<String>> notHeld = new ArrayList<>();
 
   /** An event of this round that another one repeats (same topic and idempotencyKey). */
   private record Repeat(PendingPublish publish, int index) {}
@@ -92,6 +94,7 @@ final class PendingPublish {
       skipping.add(Set.of());
       overQuotaIn.add(new HashSet<>());
       beyondQuota.add(new HashSet<>());
+      notHeld.add(new HashSet<>());
     }
   }
 
@@ -184,11 +187,15 @@ final class PendingPublish {
         && (c.admission().quotaBytes() != null || c.admission().quotaEvents() != null)).toList();
   }
 
-  /** The indexes and sizes of the events to spool, in order. */
-  List<int[]> spoolingSizes() {
+  /**
+   * The indexes and sizes of the events an own quota must hold room for, in order: those to spool,
+   * but for repeats of a publish whose outcome is unknown (a consumer that took them takes nothing
+   * again, and one that refuses them fails the request with OUTCOME_UNKNOWN: see refusedInSpool).
+   */
+  List<int[]> heldSizes() {
     List<int[]> sizes = new ArrayList<>();
     for (int i = 0; i < events.size(); i++) {
-      if (spooling(i)) {
+      if (spooling(i) && !duplicates[i]) {
         sizes.add(new int[] {i, blobs[i].length()});
       }
     }
@@ -350,6 +357,15 @@ final class PendingPublish {
     }
   }
 
+  /** {@code consumer} took {@code eventId} and no longer holds it: it is not counted in {@code matched}. */
+  void notHeldBy(String consumer, String eventId) {
+    for (int i = 0; i < events.size(); i++) {
+      if (eventId.equals(eventIds[i]) && spooling(i)) {
+        notHeld.get(i).add(consumer);
+      }
+    }
+  }
+
   /** The spool reply of a consumer this event went to, if its write succeeded; else null. */
   private SpoolReply reply(Map<String, Future<SpoolReply>> writes, ConsumerSettings consumer, int index) {
     Future<SpoolReply> write = writes.get(consumer.name());
@@ -402,7 +418,8 @@ final class PendingPublish {
     int took = 0;
     for (ConsumerSettings consumer : matched) {
       SpoolReply reply = reply(writes, consumer, index);
-      took += reply != null && reply.holds(eventIds[index]) || beyondQuota.get(index).contains(consumer.name()) ? 1 : 0;
+      boolean holds = reply != null && reply.holds(eventIds[index]) && !notHeld.get(index).contains(consumer.name());
+      took += holds || beyondQuota.get(index).contains(consumer.name()) ? 1 : 0;
     }
     return took;
   }

@@ -272,6 +272,7 @@ public final class PublishService {
         .onFailure(failure -> {
           round.forEach(p -> p.fail(failure));
           settler.settle(List.copyOf(holds), List.of());
+          ownQuotaHolds.release(ownHold.consumers(), ownHold.id());
         })
         .onSuccess(verdicts -> {
           int next = 0;
@@ -290,8 +291,8 @@ public final class PublishService {
   private void spool(List<PendingPublish> round, String holdId, List<String> holds, OwnHold ownHold) {
     Map<String, List<Object>> spools = new LinkedHashMap<>();
     round.forEach(publish -> publish.addTo(spools));
-    ownHold.consumers().stream().filter(consumer -> !spools.containsKey(consumer))
-        .forEach(consumer -> ownQuotaHolds.release(consumer, ownHold.id(), idempotencyWindowMs));
+    ownQuotaHolds.release(ownHold.consumers().stream().filter(consumer -> !spools.containsKey(consumer))
+        .collect(java.util.stream.Collectors.toSet()), ownHold.id());
     Map<String, Future<SpoolReply>> writes = new LinkedHashMap<>();
     List<SpoolFigures> figures = new ArrayList<>();
     spools.forEach((consumer, events) -> {
@@ -339,6 +340,8 @@ public final class PublishService {
     }
     Map<String, List<String>> takenFrom = new LinkedHashMap<>();
     Set<String> kept = new HashSet<>();
+    // taken back or not, nobody knows: their requests fail, and no consumer takes them beyond its quota
+    Set<String> unknown = new HashSet<>();
     List<Future<Void>> calls = new ArrayList<>();
     takeBack.forEach((consumer, eventIds) -> {
       List<String> ids = new ArrayList<>(eventIds);
@@ -356,11 +359,12 @@ public final class PublishService {
         return null;
       }).recover(failure -> {
         kept.addAll(ids);
-        failHolding(round, ids); // taken back or not, nobody knows
+        unknown.addAll(ids);
+        failHolding(round, ids);
         return Future.<Void>succeededFuture();
       }));
     });
-    return Future.join(calls).transform(ignored -> restore(round, takenFrom, kept)).transform(restored -> {
+    return Future.join(calls).transform(ignored -> restore(round, takenFrom, kept, unknown)).transform(restored -> {
       if (!kept.isEmpty()) {
         LOG.log(System.Logger.Level.INFO, "Events refused by a consumer whose settings had just changed were handed"
             + " out elsewhere before they could be taken back; confirmed for those that hold them: " + kept);
@@ -382,12 +386,16 @@ public final class PublishService {
    * them for their own quota, beyond it: a confirmed event is held by every enabled consumer that
    * refuses for all. Fails the requests it could not.
    */
-  private Future<Void> restore(List<PendingPublish> round, Map<String, List<String>> takenFrom, Set<String> kept) {
+  private Future<Void> restore(List<PendingPublish> round, Map<String, List<String>> takenFrom, Set<String> kept,
+      Set<String> unknown) {
     // consumer -> eventId -> whether it goes in beyond the consumer's own quota
     Map<String, Map<String, Boolean>> again = new LinkedHashMap<>();
     takenFrom.forEach((consumer, ids) -> ids.stream().filter(kept::contains)
         .forEach(id -> again.computeIfAbsent(consumer, c -> new LinkedHashMap<>()).put(id, false)));
     for (String id : kept) {
+      if (unknown.contains(id)) {
+        continue;
+      }
       round.forEach(publish -> publish.overQuotaIn(id)
           .forEach(refuser -> again.computeIfAbsent(refuser, c -> new LinkedHashMap<>()).put(id, true)));
     }
@@ -416,6 +424,9 @@ public final class PublishService {
             round.forEach(publish -> publish.spooledBeyondQuota(consumer, id));
           } else if (!spooled.holds(id) && !spooled.disabled()) {
             missing.add(id);
+          } else if (!spooled.holds(id)) {
+            // disabled meanwhile: it holds nothing of it, whatever its first spool call took
+            round.forEach(publish -> publish.notHeldBy(consumer, id));
           }
         }
         if (!missing.isEmpty()) {

@@ -10,7 +10,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * reply placed half-way through its round trip and carried forward by the node's monotonic clock.
  * A new reading replaces the one in use only when it is more certain (its half round trip below
  * the old one's plus the drift the old one may have gathered since, taken as 100 ppm) or the old
- * one is five seconds old, so a reply delayed on a busy machine does not make the reading worse.
+ * one is five seconds old, so a reply delayed on a busy machine does not make the reading worse;
+ * and at once when the store started over on new connections since (a failover: the reading is of
+ * another server's clock).
  * The protocol's times are Redis' clock; what the node stamps with this (eventIds and the
  * publishedAt they carry) is off by about half the quickest round trip to Redis. Shared by the
  * node's verticles.
@@ -22,7 +24,8 @@ public final class RedisClock {
   static final long EXPIRY_NANOS = 10_000_000_000L;
   private static final double DRIFT = 1e-4;
 
-  private record Reading(double redisMs, long atNanos, long roundTripNanos) {
+  /** {@code clients}: the store's {@link RedisStore#newClients()} when it was read. */
+  private record Reading(double redisMs, long atNanos, long roundTripNanos, long clients) {
     double uncertaintyNanos(long nanos) {
       return roundTripNanos / 2.0 + (nanos - atNanos) * DRIFT;
     }
@@ -41,7 +44,7 @@ public final class RedisClock {
   public Future<Long> now(RedisStore store) {
     Reading last = reading;
     long nanos = System.nanoTime();
-    if (last != null && nanos - last.atNanos < EXPIRY_NANOS) {
+    if (last != null && nanos - last.atNanos < EXPIRY_NANOS && last.clients == store.newClients()) {
       if (nanos - refreshedAt > REFRESH_NANOS && refreshing.compareAndSet(false, true)) {
         refreshedAt = nanos;
         read(store).onComplete(done -> refreshing.set(false));
@@ -53,12 +56,13 @@ public final class RedisClock {
 
   private Future<Reading> read(RedisStore store) {
     long sent = System.nanoTime();
+    long clients = store.newClients();
     return store.send(Request.cmd(Command.TIME)).map(time -> {
       long received = System.nanoTime();
       double redisMs = time.get(0).toLong() * 1000.0 + time.get(1).toLong() / 1000.0;
-      Reading fresh = new Reading(redisMs, sent + (received - sent) / 2, received - sent);
+      Reading fresh = new Reading(redisMs, sent + (received - sent) / 2, received - sent, clients);
       Reading last = reading;
-      if (last == null || fresh.uncertaintyNanos(received) <= last.uncertaintyNanos(received)
+      if (last == null || last.clients != clients || fresh.uncertaintyNanos(received) <= last.uncertaintyNanos(received)
           || received - last.atNanos >= EXPIRY_NANOS / 2) {
         reading = fresh;
         return fresh;

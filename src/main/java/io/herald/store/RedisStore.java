@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -58,8 +59,8 @@ public final class RedisStore {
   private Consumer<String> spoolWatcher = consumer -> {};
   /** Times script calls, when set. */
   private HeraldMetrics metrics;
-  /** What Redis told of its functions, shared by a node's stores (see {@link #sharingScriptsOf}). */
-  private Functions functions = new Functions();
+  /** What a node's stores share (see {@link #sharingScriptsOf}). */
+  private Shared shared = new Shared();
   private final ReplicaWait replicaWait;
 
   private RedisStore(Vertx vertx, RedisTarget target, int poolSize, long timeoutMs, boolean pipelined,
@@ -73,7 +74,7 @@ public final class RedisStore {
     this.timeoutMs = timeoutMs;
     this.pipelined = pipelined;
     boolean cluster = target.mode() == RedisTarget.Mode.CLUSTER;
-    this.single = cluster ? null : new Server(vertx, target.options(), this.poolSize, timeoutMs, pipelined);
+    this.single = cluster ? null : new Server(vertx, target.options(), this.poolSize, timeoutMs, pipelined, this::startedOver);
     this.slots = cluster ? new ClusterSlots(target.endpoints()) : null;
     // a primary replaced at a new address answers no MOVED to the calls that still go to the old one
     this.refreshTimer = cluster ? vertx.setPeriodic(REFRESH_MS, t -> refreshSlots()) : -1;
@@ -124,16 +125,37 @@ public final class RedisStore {
 
   /**
    * Learns from {@code loader}'s {@link #loadFunctions()} whether Redis has functions, rather than
-   * from a failed call of its own: one "unknown command" per node, not one per verticle.
+   * from a failed call of its own (one "unknown command" per node, not one per verticle), and
+   * counts its new clients with {@code loader}'s (see {@link #newClients}).
    */
   public RedisStore sharingScriptsOf(RedisStore loader) {
-    this.functions = loader.functions;
+    this.shared = loader.shared;
     return this;
   }
 
-  /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
-  private static final class Functions {
-    volatile boolean absent;
+  /** What the stores of a node share. */
+  private static final class Shared {
+    /** Set once Redis answered that it has no functions (before 7): scripts go by SHA from then on. */
+    volatile boolean noFunctions;
+    /** How many times one of them started over on a new client (a failover, a silent socket). */
+    final AtomicLong newClients = new AtomicLong();
+  }
+
+  /**
+   * How many times this store, or one sharing with it, started over on new connections: a change
+   * says Redis may be another server now (a failover), whose clock a node's reading is not of.
+   */
+  public long newClients() {
+    return shared.newClients.get();
+  }
+
+  private void startedOver() {
+    shared.newClients.incrementAndGet();
+  }
+
+  /** How long a call may take before it fails, ms. */
+  public long timeoutMs() {
+    return timeoutMs;
   }
 
   /** Whether it talks to a Redis Cluster. */
@@ -258,7 +280,7 @@ public final class RedisStore {
 
   private Server server(String endpoint) {
     return servers.computeIfAbsent(endpoint, address -> new Server(vertx,
-        RedisTarget.standalone(address).options(), poolSize, timeoutMs, pipelined));
+        RedisTarget.standalone(address).options(), poolSize, timeoutMs, pipelined, this::startedOver));
   }
 
   /**
@@ -327,7 +349,7 @@ public final class RedisStore {
   private Future<Response> evalOn(Server server, boolean asking, Script script, List<String> keys, List<?> args) {
     String function = script.function();
     ReplicaWait wait = script.confirmed() ? replicaWait : ReplicaWait.NONE;
-    if (function == null || functions.absent) {
+    if (function == null || shared.noFunctions) {
       return evalSha(server, asking, script, keys, args, wait);
     }
     return server.send(scriptRequest(Command.FCALL, function, keys, args), wait, asking).recover(failure -> {
@@ -336,7 +358,7 @@ public final class RedisStore {
         return Future.failedFuture(failure);
       }
       if (withoutFunctions(failure)) {
-        functions.absent = true;
+        shared.noFunctions = true;
         return evalSha(server, asking, script, keys, args, wait);
       }
       return replyStarts(failure, "ERR Function not found")
@@ -372,7 +394,7 @@ public final class RedisStore {
         .compose(listed -> listed.size() > 0 ? Future.<Void>succeededFuture() : loadLibrary(server).<Void>mapEmpty())
         .recover(failure -> {
           if (withoutFunctions(failure)) {
-            functions.absent = true;
+            shared.noFunctions = true;
             return loadScripts(server);
           }
           return Future.failedFuture(failure);

@@ -30,6 +30,7 @@ public final class Script {
   public static final Script PUBLISH = perConsumer("publish", true, Writes.GROWS, CONFIRMED);
   public static final Script RETRACT = perConsumer("retract", true, Writes.FREES, CONFIRMED);
   public static final Script OWN_HOLD = perConsumer("own_hold", false, Writes.GROWS, UNCONFIRMED);
+  public static final Script OWN_RELEASE = perConsumer("own_release", false, Writes.FREES, UNCONFIRMED);
   public static final Script POLL = perConsumer("poll", true, Writes.FREES, UNCONFIRMED);
   public static final Script ACK = perConsumer("ack", true, Writes.FREES, CONFIRMED);
   public static final Script REDELIVER = perConsumer("redeliver", true, Writes.FREES, UNCONFIRMED);
@@ -54,7 +55,8 @@ public final class Script {
   public static final Script DUE_LOWER = standalone("due_lower");
   public static final Script DUE_UPDATE = standalone("due_update");
   public static final Script DUE_LIST = standalone("due_list");
-  public static final Script IDEM_CLAIM = standalone("idem_claim");
+  /** Confirmed: a claim a failover lost would let a retry store the event again under a new eventId. */
+  public static final Script IDEM_CLAIM = standalone("idem_claim", CONFIRMED);
   public static final Script IDEM_SETTLE = standalone("idem_settle");
   public static final Script QUOTA_RESERVE = ledger("quota_reserve");
   public static final Script QUOTA_SETTLE = ledger("quota_settle");
@@ -123,8 +125,12 @@ public final class Script {
   }
 
   private static Script standalone(String name) {
+    return standalone(name, UNCONFIRMED);
+  }
+
+  private static Script standalone(String name, boolean confirmed) {
     String own = read(name + ".lua");
-    return new Script(name, own, TIME_LIB + "\n" + own, false, Writes.GROWS, UNCONFIRMED);
+    return new Script(name, own, TIME_LIB + "\n" + own, false, Writes.GROWS, confirmed);
   }
 
   private static Script ledger(String name) {

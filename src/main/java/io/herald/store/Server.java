@@ -48,13 +48,17 @@ final class Server {
   /** The WAIT that the confirmed calls sent since the one in flight share, sent once it answers. */
   private Promise<Response> nextWait;
   private Future<RedisConnection> waitsOn;
+  /** Told whenever a new client takes the place of the old (see {@link #replace}). */
+  private final Runnable startedOver;
 
   /**
    * @param poolSize connections of a pooled server; a pipelined one opens one, a second when it
    *                 waits for replicas (see {@link #confirmedConnection}), and a subscription's
+   * @param startedOver told whenever a new client takes the old one's place
    */
-  Server(Vertx vertx, RedisOptions reach, int poolSize, long timeoutMs, boolean pipelined) {
+  Server(Vertx vertx, RedisOptions reach, int poolSize, long timeoutMs, boolean pipelined, Runnable startedOver) {
     this.vertx = vertx;
+    this.startedOver = startedOver;
     this.options = reach
         .setMaxPoolSize(poolSize)
         .setMaxPoolWaiting(poolSize * 256)
@@ -212,6 +216,7 @@ final class Server {
       fresh.close();
       return;
     }
+    startedOver.run();
     vertx.setTimer(timeoutMs, t -> used.close());
   }
 

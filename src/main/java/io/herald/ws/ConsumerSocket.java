@@ -16,6 +16,9 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * One consumer's WebSocket: text frames of one JSON object each, answered by type. A bad frame gets
@@ -30,6 +33,8 @@ final class ConsumerSocket {
   private static final short POLICY_VIOLATION = 1008;
   /** Operations read but not answered yet beyond which the socket stops reading. */
   static final int MAX_IN_FLIGHT = 256;
+  /** The operations that settle deliveries. */
+  private static final Set<String> SETTLEMENTS = Set.of("ack", "nack", "extend");
 
   private final Vertx vertx;
   private final ServerWebSocket socket;
@@ -45,6 +50,8 @@ final class ConsumerSocket {
   private final PushStream push;
   private final ReadGate gate;
   private long noticeTimer = -1;
+  /** The settlements read from the socket and not answered yet (a release on close waits for them). */
+  private final Set<Future<Buffer>> settling = new HashSet<>();
 
   ConsumerSocket(Vertx vertx, ServerWebSocket socket, Frames frames, Runnable drop, ConsumerSettings consumer,
       PollService poller, RateLimiter rateLimiter, Acks acks, Settlements settlements, Drain drain) {
@@ -97,8 +104,10 @@ final class ConsumerSocket {
       vertx.cancelTimer(noticeTimer);
       push.close();
       if (consumer.redeliverOnDisconnect()) {
-        // if this fails the deliveries still come back at their deadlines
-        poller.release(consumer, push.unacked());
+        // after the acks, nacks and extends read from the socket before it closed: released
+        // first, a delivery could go out again before its ack landed, and come twice
+        // (if the release fails the deliveries still come back at their deadlines)
+        Future.join(List.copyOf(settling)).onComplete(settled -> poller.release(consumer, push.unacked()));
       }
     });
     socket.textMessageHandler(this::onText);
@@ -122,6 +131,11 @@ final class ConsumerSocket {
       answer = Future.failedFuture(e);
     }
     gate.started();
+    if (SETTLEMENTS.contains(message.getValue("op"))) {
+      Future<Buffer> settlement = answer;
+      settling.add(settlement);
+      settlement.onComplete(done -> settling.remove(settlement));
+    }
     answer.onComplete(done -> {
       drain.leave();
       if (done.succeeded()) {

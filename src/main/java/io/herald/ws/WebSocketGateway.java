@@ -3,7 +3,6 @@ package io.herald.ws;
 import io.herald.ack.Acks;
 import io.herald.ack.Settlements;
 import io.herald.auth.Authentication;
-import io.herald.auth.Caller;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.PollService;
 import io.herald.http.Responses;
@@ -24,6 +23,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -131,14 +131,19 @@ public final class WebSocketGateway {
   /**
    * A socket lives no longer than its credentials: one opened with a token is closed with 1008
    * {@code Token Expired} when the token expires (its exp, plus the configured leeway), and its
-   * client connects again with a new one. Returns the timer (-1 for credentials that do not expire).
+   * client connects again with a new one. {@code timer} holds the timer (none for credentials that
+   * do not expire); a day at most at a time, so that no far expiry overflows a timer.
    */
-  private long closeOnExpiry(ServerWebSocket socket, Caller caller) {
-    if (caller.expiresAtMs() == null) {
-      return -1;
+  private void closeOnExpiry(ServerWebSocket socket, Long expiresAtMs, long[] timer) {
+    if (expiresAtMs == null) {
+      return;
     }
-    long delayMs = Math.max(1, caller.expiresAtMs() - System.currentTimeMillis());
-    return vertx.setTimer(delayMs, t -> socket.close(POLICY_VIOLATION, "Token Expired"));
+    long leftMs = expiresAtMs - System.currentTimeMillis();
+    if (leftMs <= 0) {
+      socket.close(POLICY_VIOLATION, "Token Expired");
+      return;
+    }
+    timer[0] = vertx.setTimer(Math.min(leftMs, TimeUnit.DAYS.toMillis(1)), t -> closeOnExpiry(socket, expiresAtMs, timer));
   }
 
   /**
@@ -167,11 +172,12 @@ public final class WebSocketGateway {
           socket.binaryMessageHandler(binary ->
               frames.sendError(socket, null, ApiException.invalid("frame", "frames are JSON text")));
           Runnable onEnd = open.apply(socket);
-          long expiry = closeOnExpiry(socket, Authentication.caller(ctx));
+          long[] expiry = {-1};
+          closeOnExpiry(socket, Authentication.caller(ctx).expiresAtMs(), expiry);
           socket.endHandler(v -> {
             sockets.remove(socket);
             heartbeat.stop();
-            vertx.cancelTimer(expiry);
+            vertx.cancelTimer(expiry[0]);
             onEnd.run();
           });
         })

@@ -186,7 +186,7 @@ class DelayedDeliveryIT extends GatewayTest {
     try {
       long deliverAt = RedisCli.millis(redis.url()) + 600_000;
       String eventId = String.format("%012x", deliverAt - 600_000) + "-0000000000000001";
-      List<Object> round = List.of("", 300_000, eventId, "\"eventId\":\"" + eventId + "\"", "", "", "", deliverAt, "");
+      List<Object> round = List.of("", 300_000, "", eventId, "\"eventId\":\"" + eventId + "\"", "", "", "", deliverAt, "");
       for (int attempt = 0; attempt < 2; attempt++) {
         Response spooled = store.eval(Script.PUBLISH, Keys.spool(consumer), round).await();
         assertEquals(deliverAt, spooled.get(1).toLong(), "attempt " + attempt + ": " + spooled);

@@ -6,16 +6,22 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.herald.store.Keys;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
+import io.herald.testing.RedisCli;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -334,22 +340,29 @@ class OrderingIT extends GatewayTest {
   }
 
   @Test
-  @DisplayName("switched off, the events waiting behind their keys go out; switched on, it applies to hand-outs from then on")
-  void switchingOrdering() {
+  @DisplayName("switched off, the events waiting behind their keys go out, to a parked poll at once; switched on, it orders what is spooled from then on")
+  void switchingOrdering() throws Exception {
     String topic = unique("switch");
     String consumer = consumer(ORDERED, topic);
     publish(topic, batch(keyed("a", "a1"), keyed("a", "a2"), keyed("a", "a3")));
     assertEquals(List.of("a1"), payloads(http().poll(consumer, max(10))));
+    // a long poll parked meanwhile is woken by the switch: the events behind their keys may go
+    CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(() ->
+        nodeB.http().poll(consumer, new JsonObject().put("maxEvents", 10).put("waitMs", 20_000)));
+    await().until(() -> RedisCli.send(redis.url(), Request.cmd(Command.ZCARD).arg(Keys.waiters(consumer))).toInteger() == 1);
     JsonObject off = http().get("/v1/admin/consumers/" + consumer).json().put("ordering", "none");
     off.remove("name");
     assertEquals(200, http().putConsumer(consumer, off).status());
-    Reply rest = awaitPoll(consumer, 10);
+    Reply rest = parked.get(10, TimeUnit.SECONDS);
     assertEquals(List.of("a2", "a3"), payloads(rest), "a1 is still out");
     assertEquals(0, http().metadata(consumer).json().getLong("waitingOnKey"));
 
+    // switched on, it holds for what is spooled from then on: c1, spooled before, is in no line,
+    // so c2 may go out beside it; b2 waits for b1
+    publish(topic, batch(keyed("c", "c1")));
     assertEquals(200, http().putConsumer(consumer, off.put("ordering", "key")).status());
-    publish(topic, batch(keyed("b", "b1"), keyed("b", "b2")));
-    assertEquals(List.of("b1"), payloads(awaitPoll(consumer, 10)));
+    publish(topic, batch(keyed("b", "b1"), keyed("b", "b2"), keyed("c", "c2")));
+    assertEquals(List.of("c1", "b1", "c2"), payloads(awaitPoll(consumer, 10)));
   }
 
   @Test

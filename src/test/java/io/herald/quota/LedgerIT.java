@@ -64,7 +64,7 @@ class LedgerIT extends GatewayTest {
     assertEquals(100, charged(topic));
     String blob = "x".repeat(100);
     Response spooled = store.eval(Script.PUBLISH, Keys.spool(name),
-        List.of("round1:" + name, 300_000, "018000000000-0000000000000001", blob, "", topic, "", "", "")).await();
+        List.of("round1:" + name, 300_000, "", "018000000000-0000000000000001", blob, "", topic, "", "", "")).await();
     SpoolFigures fromSpool = SpoolFigures.parse(name, consumer, spooled, 4);
     assertEquals(List.of("round1:" + name), fromSpool.realized());
 

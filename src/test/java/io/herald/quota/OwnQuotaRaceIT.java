@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.herald.store.Keys;
+import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.herald.store.ScriptMarkers;
 import io.herald.testing.FreezingProxy;
@@ -11,10 +12,13 @@ import io.herald.testing.Http.Reply;
 import io.herald.testing.RedisCli;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestRedis;
+import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
@@ -122,5 +126,29 @@ class OwnQuotaRaceIT {
     assertEquals(2, held.getLong("backlog"), held.encode());
     assertEquals(List.of(1, 2), polling.http().poll(full, new JsonObject()).events().stream()
         .map(e -> ((JsonObject) e).getInteger("payload")).toList());
+  }
+
+  @Test
+  @DisplayName("room held by a round whose spool call never came (its node died) goes when its time comes: the consumer takes events again")
+  void abandonedHoldGoes() {
+    String full = "full-c";
+    putConsumer(full, "race/c", new JsonObject().put("quotaEvents", 1));
+    Vertx vertx = Vertx.vertx();
+    try {
+      // a round's hold, as a node holds it before its spool calls, kept one second
+      RedisStore store = RedisStore.pipelined(vertx, redis.url(), 5000);
+      assertEquals(List.of(1), store.eval(Script.OWN_HOLD, Keys.consumer(full), List.of("abandoned", 1000, 10)).await()
+          .stream().map(Response::toInteger).toList());
+      JsonObject refused = publishing.http().publish("race/c", new JsonObject().put("payload", 1)).results().getJsonObject(0);
+      assertEquals("QUOTA_EXCEEDED", refused.getString("code"), "the held room counts against the quota");
+      await().atMost(Duration.ofSeconds(10)).until(() -> "CONFIRMED".equals(publishing.http()
+          .publish("race/c", new JsonObject().put("payload", 2)).results().getJsonObject(0).getString("status")));
+      JsonObject meta = new JsonObject();
+      RedisCli.send(redis.url(), Request.cmd(Command.HMGET).arg("herald:{c:" + full + "}:meta").arg("heldBytes")
+          .arg("heldEvents")).forEach(value -> meta.put("held" + meta.size(), value.toString()));
+      assertEquals(new JsonObject().put("held0", "0").put("held1", "0"), meta, "nothing is held any more");
+    } finally {
+      vertx.close().await();
+    }
   }
 }

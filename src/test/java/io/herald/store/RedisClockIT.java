@@ -59,4 +59,30 @@ class RedisClockIT {
       vertx.close().await();
     }
   }
+
+  @Test
+  @DisplayName("once the store started over on new connections (a failover: maybe another server), the next reading is Redis' again at once")
+  void readsAgainAfterTheStoreStartedOver() {
+    Vertx vertx = Vertx.vertx();
+    try (TestRedis redis = TestRedis.start()) {
+      RedisStore store = RedisStore.pipelined(vertx, redis.url(), 300);
+      RedisClock clock = new RedisClock();
+      clock.now(store).await();
+      // a call that times out makes the store start over on a new connection
+      redis.pause();
+      try {
+        store.send(io.vertx.redis.client.Request.cmd(io.vertx.redis.client.Command.PING)).await();
+      } catch (RuntimeException expected) {
+        // timed out: Redis answers nothing while paused
+      } finally {
+        redis.resume();
+      }
+      long timesBefore = RedisCli.calls(redis.url(), "time");
+      clock.now(store).await();
+      assertEquals(1, RedisCli.calls(redis.url(), "time") - timesBefore, "read from Redis, not carried forward");
+      store.close().await();
+    } finally {
+      vertx.close().await();
+    }
+  }
 }

@@ -6,15 +6,21 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.herald.testing.Http.Reply;
+import io.herald.testing.RedisCli;
 import io.herald.testing.LoadRun;
 import io.herald.testing.Places;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestSentinels;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -130,7 +136,40 @@ class SentinelIT {
         missing.removeAll(received);
         assertTrue(missing.isEmpty(), "confirmed, not delivered: " + missing);
       });
+
+      // wake-ups follow too: a long poll parked on one node is woken by a publish on the other
+      await().atMost(Duration.ofSeconds(60)).until(() -> parkedPollIsWokenByPublish(set, a, b));
     }
+  }
+
+  /** Whether a long poll parked on {@code parking} is answered, within 3 s, by an event published on {@code publishing}. */
+  private static boolean parkedPollIsWokenByPublish(TestSentinels set, TestNode parking, TestNode publishing)
+      throws Exception {
+    CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(() -> parking.http().poll("billing",
+        new JsonObject().put("maxEvents", 100).put("waitMs", 20_000)));
+    String waiters = Keys.waiters("billing");
+    try {
+      await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> parked.isDone()
+          || RedisCli.send(set.primaryUrl(), Request.cmd(Command.ZCARD).arg(waiters)).toInteger() > 0);
+    } catch (ConditionTimeoutException e) {
+      // parked where the new primary does not see it (the old one, in the failover's first moments):
+      // it is answered when its wait ends, and the next try tells
+      Reply stale = parked.get(25, TimeUnit.SECONDS);
+      if (stale.status() == 200 && !stale.events().isEmpty()) {
+        parking.http().ack("billing", stale.ackIds().toArray(String[]::new));
+      }
+      System.out.println("a long poll parked on the old primary during the failover was answered at its wait's end");
+      return false;
+    }
+    long publishedAt = System.nanoTime();
+    boolean published = !parked.isDone()
+        && publishing.http().publish(TOPIC, new JsonObject().put("payload", "wake")).status() == 200;
+    Reply reply = parked.get(25, TimeUnit.SECONDS);
+    if (reply.status() != 200) {
+      return false;
+    }
+    parking.http().ack("billing", reply.ackIds().toArray(String[]::new));
+    return published && !reply.events().isEmpty() && (System.nanoTime() - publishedAt) / 1_000_000 < 3000;
   }
 
   /** One poll of up to {@code max} events and their ack; the payloads (none when the poll failed). */

@@ -79,6 +79,28 @@ public final class FreezingProxy implements AutoCloseable {
     stallMarkers = java.util.Arrays.stream(markers).map(m -> m.getBytes(StandardCharsets.US_ASCII)).toList();
   }
 
+  /**
+   * The next connection to send something containing any of {@code markers} holds it, and all it
+   * sends after it, until {@link #releaseHeld()}: the target gets none of it meanwhile.
+   */
+  public void holdBefore(String... markers) {
+    holdLatch = new java.util.concurrent.CountDownLatch(1);
+    holdMarkers = java.util.Arrays.stream(markers).map(m -> m.getBytes(StandardCharsets.US_ASCII)).toList();
+  }
+
+  /** Whether a connection holds what it sent since {@link #holdBefore}. */
+  public boolean holding() {
+    return holdLatch != null && holdMarkers == null && holdLatch.getCount() > 0;
+  }
+
+  /** Lets a connection held by {@link #holdBefore} go on. */
+  public void releaseHeld() {
+    holdLatch.countDown();
+  }
+
+  private volatile List<byte[]> holdMarkers;
+  private volatile java.util.concurrent.CountDownLatch holdLatch;
+
   /** Reads from the target again after {@link #stallOpenConnections()}. */
   public void unstall() {
     links.forEach(link -> link.stalled = false);
@@ -119,6 +141,16 @@ public final class FreezingProxy implements AutoCloseable {
           }
           List<byte[]> stallOn = proxy.stallMarkers;
           int length = read;
+          List<byte[]> holdOn = proxy.holdMarkers;
+          if (!fromTarget && holdOn != null && holdOn.stream().anyMatch(marker -> contains(buffer, length, marker))) {
+            proxy.holdMarkers = null;
+            try {
+              proxy.holdLatch.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              return;
+            }
+          }
           if (!fromTarget && stallOn != null && stallOn.stream().anyMatch(marker -> contains(buffer, length, marker))) {
             // before it reaches the target: its answer cannot slip through
             proxy.stallMarkers = null;

@@ -193,6 +193,37 @@ public final class TestCluster implements AutoCloseable {
     return primaryOf(slot);
   }
 
+  /** SIGSTOP of the replica of the primary of {@code slot}: it takes nothing more of its writes. */
+  public void pauseReplicaOf(int slot) {
+    String primaryId = idOf(primaryOf(slot));
+    RedisProcess replica = servers.stream().filter(server -> !down.contains(server) && clusterNodes(server.url()).stream()
+        .anyMatch(line -> line.contains("myself") && line.contains("slave " + primaryId))).findFirst().orElseThrow();
+    Signals.send(replica.handle(), "STOP");
+    hung.add(replica);
+    pausedReplica = replica;
+  }
+
+  private volatile RedisProcess pausedReplica;
+
+  /**
+   * SIGKILL of the primary of {@code slot} while its replica is paused ({@link #pauseReplicaOf}),
+   * then SIGCONT of the replica: it is promoted without what the primary took last. Waits until it
+   * serves the slot; returns its URL.
+   */
+  public String killPrimaryOfWithReplicaBehind(int slot) {
+    String old = primaryOf(slot);
+    RedisProcess victim = servers.stream().filter(server -> server.url().equals(old)).findFirst().orElseThrow();
+    victim.kill();
+    down.add(victim);
+    RedisProcess replica = pausedReplica;
+    Signals.send(replica.handle(), "CONT");
+    hung.remove(replica);
+    Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+        .until(() -> !primaryOf(slot).equals(old) && servers.stream().filter(server -> !down.contains(server))
+            .allMatch(server -> clusterInfo(server.url()).contains("cluster_state:ok")));
+    return primaryOf(slot);
+  }
+
   /**
    * SIGSTOP of the primary of {@code slot} and of its replica, as in a hung host: nobody serves its
    * slots. Waits until the other primaries see it failed.
