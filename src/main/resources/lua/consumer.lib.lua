@@ -119,6 +119,9 @@ end
 local CONSUMER
 -- A node's wake-up channel is this prefix and its id (Keys.wakeChannel on the Java side).
 local WAKE_CHANNEL_PREFIX = 'herald:wake:'
+-- A node subscribes to this prefix and its id on every primary (Keys.aliveChannel): its subscribers
+-- there tell that it listens, where PUBLISH counts only the receivers on its own cluster shard.
+local ALIVE_CHANNEL_PREFIX = 'herald:alive:'
 -- Where a consumer's block is announced to every node (Keys.THROTTLE_CHANNEL).
 local THROTTLE_CHANNEL = 'herald:throttle'
 -- Acked events are remembered by arrival sequence, one bit each, so remembering an ack costs a bit
@@ -1346,9 +1349,11 @@ end
 -- If a poll would get something now, wakes one parked poll: the one whose wait ends first. Waking
 -- one rather than all makes each event fetched by one client instead of raced for by all, and
 -- spreads events over the clients in turn (a poll that got events parks again at the back).
--- Waiters whose wait is over, or whose node no longer listens, are dropped on the way. On a Redis
--- Cluster PUBLISH counts only the receivers on its own shard: a 0 there wakes the next one too,
--- which costs polls but loses nothing.
+-- Waiters whose wait is over, or whose node no longer listens, are dropped on the way. Whether a
+-- node listens is told by its subscribers to its alive channel on this server: on a Redis Cluster
+-- PUBLISH counts only the receivers on its own shard (the wake-up reaches the node's one wake
+-- subscription wherever it is), and a count of 0 there would wake every waiter in turn. A node of
+-- a version without an alive channel is still found by its PUBLISH count on one server.
 local function wake_waiter(cfg)
   if redis.call('EXISTS', K.waiters) == 0 then return end
   local now = clock()
@@ -1358,7 +1363,10 @@ local function wake_waiter(cfg)
     if #first == 0 then return end
     if tonumber(first[2]) > now then
       local node = string.match(first[1], '^([^/]+)/')
-      if redis.call('PUBLISH', WAKE_CHANNEL_PREFIX .. node, first[1] .. ' ' .. CONSUMER) > 0 then return end
+      local listens = redis.call('PUBSUB', 'NUMSUB', ALIVE_CHANNEL_PREFIX .. node)[2] > 0
+      if redis.call('PUBLISH', WAKE_CHANNEL_PREFIX .. node, first[1] .. ' ' .. CONSUMER) > 0 or listens then
+        return
+      end
     end
   end
 end

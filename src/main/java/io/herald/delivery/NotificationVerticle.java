@@ -6,12 +6,17 @@ import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.topic.TopicDirectory;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
 import io.vertx.redis.client.ResponseType;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -34,11 +39,20 @@ public final class NotificationVerticle extends VerticleBase {
   private static final long CHECK_MS = 2_000;
   /** Body prefix of the echoes this node publishes on its own wake channel to check its subscription. */
   public static final String ECHO = "echo ";
+  /** How often a cluster's primaries are looked at for this node's alive subscriptions. */
+  private static final long ALIVE_MS = 1_000;
 
   private final Supplier<RedisStore> stores;
   private final ConsumerDirectory directory;
   private final TopicDirectory topics;
   private final String wakeChannel;
+  private final String aliveChannel;
+  /**
+   * On a Redis Cluster: per primary, a connection subscribed to this node's alive channel, whose
+   * subscribers there tell the scripts of that shard that this node listens (see wake_waiter in
+   * consumer.lib.lua; its wake-ups reach it on its one subscription, wherever that is).
+   */
+  private final Map<String, Future<RedisConnection>> alive = new HashMap<>();
   private RedisStore store;
   private RedisConnection connection;
   private boolean stopping;
@@ -56,6 +70,7 @@ public final class NotificationVerticle extends VerticleBase {
     this.directory = directory;
     this.topics = topics;
     this.wakeChannel = Keys.wakeChannel(node);
+    this.aliveChannel = Keys.aliveChannel(node);
   }
 
   @Override
@@ -63,7 +78,42 @@ public final class NotificationVerticle extends VerticleBase {
     store = stores.get();
     vertx.setPeriodic(FULL_RELOAD_MS, t -> reloadAll().onFailure(failure -> LOG.log(
         System.Logger.Level.DEBUG, "Periodic settings reload failed: " + failure.getMessage())));
-    return subscribe();
+    if (store.isCluster()) {
+      vertx.setPeriodic(ALIVE_MS, t -> keepAlive());
+    }
+    return subscribe().onSuccess(subscribed -> keepAlive());
+  }
+
+  /** On a cluster: an alive subscription on every primary, and none on a server that is no longer one. */
+  private void keepAlive() {
+    if (stopping || !store.isCluster()) {
+      return;
+    }
+    Set<String> primaries = new HashSet<>(store.primaries());
+    alive.entrySet().removeIf(entry -> {
+      if (primaries.contains(entry.getKey())) {
+        return false;
+      }
+      entry.getValue().onSuccess(RedisConnection::close);
+      return true;
+    });
+    primaries.forEach(endpoint -> alive.computeIfAbsent(endpoint, this::subscribeAlive));
+  }
+
+  /** A connection to {@code endpoint} subscribed to this node's alive channel; a failed one is tried again next round. */
+  private Future<RedisConnection> subscribeAlive(String endpoint) {
+    Promise<RedisConnection> subscribing = Promise.promise();
+    Future<RedisConnection> subscribed = subscribing.future();
+    store.connectTo(endpoint).compose(conn -> {
+      conn.handler(message -> { });
+      conn.exceptionHandler(failure -> conn.close());
+      conn.endHandler(ended -> alive.remove(endpoint, subscribed));
+      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(aliveChannel)).timeout(CHECK_MS, TimeUnit.MILLISECONDS)
+          .onFailure(failure -> conn.close())
+          .map(conn);
+    }).onComplete(subscribing);
+    subscribed.onFailure(failure -> alive.remove(endpoint, subscribed));
+    return subscribed;
   }
 
   @Override
@@ -78,8 +128,8 @@ public final class NotificationVerticle extends VerticleBase {
       conn.handler(this::onMessage);
       conn.exceptionHandler(failure -> resubscribeLater());
       conn.endHandler(ended -> resubscribeLater());
-      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(Keys.THROTTLE_CHANNEL).arg(Keys.ADMIN_CHANNEL)
-          .arg(Keys.ROOM_CHANNEL)).timeout(CHECK_MS, TimeUnit.MILLISECONDS)
+      return conn.send(Request.cmd(Command.SUBSCRIBE).arg(wakeChannel).arg(aliveChannel).arg(Keys.THROTTLE_CHANNEL)
+          .arg(Keys.ADMIN_CHANNEL).arg(Keys.ROOM_CHANNEL)).timeout(CHECK_MS, TimeUnit.MILLISECONDS)
           .onSuccess(subscribed -> watch(conn))
           .onFailure(failure -> store.unanswered(conn))
           .mapEmpty();

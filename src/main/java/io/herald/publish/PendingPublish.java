@@ -4,6 +4,7 @@ import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
 import io.herald.quota.SpoolLedger;
+import io.herald.store.StoreException;
 import io.herald.topic.TopicSettings;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -270,9 +271,12 @@ final class PendingPublish {
     spool.add(event.key() == null ? "" : event.key());
   }
 
-  /** Fails the request (nothing of it was written). */
+  /**
+   * Fails the request: nothing of it was spooled, but an idempotency claim that too few replicas
+   * took stands on the primary (a retry finds it): that outcome is unknown.
+   */
   void fail(Throwable failure) {
-    promise.tryFail(ApiException.from(failure, false));
+    promise.tryFail(ApiException.from(failure, StoreException.unreplicated(failure)));
   }
 
   /**

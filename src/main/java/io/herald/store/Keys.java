@@ -55,6 +55,14 @@ public final class Keys {
     return "herald:wake:" + node;
   }
 
+  /**
+   * Pub/sub channel a node subscribes to on every primary and that nobody publishes on: its
+   * subscribers on a server tell {@code wake_waiter} that the node listens (see consumer.lib.lua).
+   */
+  public static String aliveChannel(String node) {
+    return "herald:alive:" + node;
+  }
+
   /** The hash tag of the consumer's keys, as its slot is computed from it. */
   public static byte[] consumerTag(String consumer) {
     return ("c:" + consumer).getBytes(StandardCharsets.UTF_8);

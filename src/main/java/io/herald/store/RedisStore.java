@@ -67,13 +67,13 @@ public final class RedisStore {
       ReplicaWait replicaWait) {
     this.vertx = vertx;
     this.replicaWait = replicaWait;
+    boolean cluster = target.mode() == RedisTarget.Mode.CLUSTER;
     // a pipelined server has its connection, one for confirmed calls when it waits for replicas,
     // and room for a subscription (connect): on a cluster, the store that subscribes reads the
-    // slot table on the same server first
-    this.poolSize = pipelined ? (replicaWait.waits() ? 3 : 2) : poolSize;
+    // slot table on the same server first, and has a second subscription on every primary (connectTo)
+    this.poolSize = pipelined ? (replicaWait.waits() ? 3 : 2) + (cluster ? 1 : 0) : poolSize;
     this.timeoutMs = timeoutMs;
     this.pipelined = pipelined;
-    boolean cluster = target.mode() == RedisTarget.Mode.CLUSTER;
     this.single = cluster ? null : new Server(vertx, target.options(), this.poolSize, timeoutMs, pipelined, this::startedOver);
     this.slots = cluster ? new ClusterSlots(target.endpoints()) : null;
     // a primary replaced at a new address answers no MOVED to the calls that still go to the old one
@@ -439,6 +439,16 @@ public final class RedisStore {
     return server(endpoint).connect()
         .onSuccess(conn -> connected.put(conn, endpoint))
         .onFailure(failure -> slots.suspect(endpoint));
+  }
+
+  /** On a cluster, the primaries its slot table names (as last read); on one server, none. */
+  public List<String> primaries() {
+    return single != null ? List.of() : slots.primaries();
+  }
+
+  /** A connection of its own to the primary at {@code endpoint} of a cluster (see {@link #primaries()}). */
+  public Future<RedisConnection> connectTo(String endpoint) {
+    return server(endpoint).connect();
   }
 
   /**

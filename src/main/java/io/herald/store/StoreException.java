@@ -62,7 +62,7 @@ public final class StoreException extends RuntimeException implements ClientFail
   }
 
   /** Whether {@code failure} is a call the primary did, but too few replicas confirmed. */
-  static boolean unreplicated(Throwable failure) {
+  public static boolean unreplicated(Throwable failure) {
     return failure instanceof StoreException store && store.unreplicated;
   }
 

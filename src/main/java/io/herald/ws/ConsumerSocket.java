@@ -131,7 +131,7 @@ final class ConsumerSocket {
       answer = Future.failedFuture(e);
     }
     gate.started();
-    if (SETTLEMENTS.contains(message.getValue("op"))) {
+    if (message.getValue("op") instanceof String op && SETTLEMENTS.contains(op)) {
       Future<Buffer> settlement = answer;
       settling.add(settlement);
       settlement.onComplete(done -> settling.remove(settlement));

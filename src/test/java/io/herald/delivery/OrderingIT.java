@@ -6,15 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.herald.store.Keys;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
-import io.herald.testing.RedisCli;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.redis.client.Command;
-import io.vertx.redis.client.Request;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -349,7 +345,7 @@ class OrderingIT extends GatewayTest {
     // a long poll parked meanwhile is woken by the switch: the events behind their keys may go
     CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(() ->
         nodeB.http().poll(consumer, new JsonObject().put("maxEvents", 10).put("waitMs", 20_000)));
-    await().until(() -> RedisCli.send(redis.url(), Request.cmd(Command.ZCARD).arg(Keys.waiters(consumer))).toInteger() == 1);
+    await().until(() -> parkedPolls(consumer) == 1);
     JsonObject off = http().get("/v1/admin/consumers/" + consumer).json().put("ordering", "none");
     off.remove("name");
     assertEquals(200, http().putConsumer(consumer, off).status());

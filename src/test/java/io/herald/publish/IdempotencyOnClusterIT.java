@@ -41,6 +41,7 @@ class IdempotencyOnClusterIT {
       Reply unconfirmed = node.http().publish(topic, event);
       // the claim is on its primary only: nothing is spooled, and the publisher is told to try again
       assertEquals(503, unconfirmed.status(), unconfirmed.body());
+      assertEquals("OUTCOME_UNKNOWN", unconfirmed.errorCode());
       assertEquals(0, node.http().metadata(consumer).json().getLong("backlog"));
 
       String old = cluster.primaryOf(claimSlot);

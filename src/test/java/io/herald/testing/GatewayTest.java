@@ -52,6 +52,14 @@ public abstract class GatewayTest {
     nodeB = TestNode.start(tree);
   }
 
+  /** How many long polls of {@code consumer} are parked (its waiters set), on the topology the class runs on. */
+  protected static int parkedPolls(String consumer) {
+    String key = io.herald.store.Keys.waiters(consumer);
+    String url = topology instanceof TestCluster cluster ? cluster.primaryOf(cluster.slotOf(key))
+        : topology instanceof TestSentinels sentinels ? sentinels.primaryUrl() : redis.url();
+    return RedisCli.send(url, io.vertx.redis.client.Request.cmd(io.vertx.redis.client.Command.ZCARD).arg(key)).toInteger();
+  }
+
   /** The class's annotation, or its nearest superclass'. */
   private static <A extends java.lang.annotation.Annotation> A annotation(Class<?> type, Class<A> kind) {
     for (Class<?> c = type; c != null; c = c.getSuperclass()) {
