@@ -86,7 +86,8 @@ public final class NotificationVerticle extends VerticleBase {
 
   /** On a cluster: an alive subscription on every primary, and none on a server that is no longer one. */
   private void keepAlive() {
-    if (stopping || !store.isCluster()) {
+    // only while the wake subscription is up: alive, a node that hears no wake-up takes them all
+    if (stopping || !store.isCluster() || connection == null || retrying) {
       return;
     }
     Set<String> primaries = new HashSet<>(store.primaries());
@@ -98,6 +99,12 @@ public final class NotificationVerticle extends VerticleBase {
       return true;
     });
     primaries.forEach(endpoint -> alive.computeIfAbsent(endpoint, this::subscribeAlive));
+  }
+
+  /** Lets every alive subscription go (the wake subscription is down: see keepAlive). */
+  private void dropAlive() {
+    alive.values().forEach(subscribed -> subscribed.onSuccess(RedisConnection::close));
+    alive.clear();
   }
 
   /** A connection to {@code endpoint} subscribed to this node's alive channel; a failed one is tried again next round. */
@@ -209,6 +216,7 @@ public final class NotificationVerticle extends VerticleBase {
       return;
     }
     retrying = true;
+    dropAlive();
     if (connection != null) {
       connection.close();
       connection = null;
@@ -218,6 +226,7 @@ public final class NotificationVerticle extends VerticleBase {
         .onComplete(done -> {
           retrying = false;
           if (done.succeeded()) {
+            keepAlive();
             vertx.eventBus().publish(Addresses.WAKE_ALL, "");
           } else {
             LOG.log(System.Logger.Level.WARNING, "Redis subscription lost, retrying: " + done.cause().getMessage());

@@ -1,5 +1,7 @@
 package io.herald.publish;
 
+import io.herald.protocol.ApiException;
+import io.herald.protocol.ErrorCode;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
@@ -53,14 +55,30 @@ final class Idempotency {
         keys.add(Keys.idempotency(topic, claimed.publish().idempotencyKey(claimed.index())));
         args.add(claimed.publish().eventId(claimed.index()));
       }
-      calls.add(store.eval(Script.IDEM_CLAIM, keys, args).map(answers -> {
+      calls.add(store.eval(Script.IDEM_CLAIM, keys, args).<Void>map(answers -> {
         for (int i = 0; i < claims.size(); i++) {
           apply(claims.get(i), answers.get(i), byEventId);
         }
         return null;
+      }).recover(failure -> {
+        // only this topic's requests fail; the rest of the round goes on
+        ApiException refusal = claimFailed(failure);
+        claims.forEach(claimed -> claimed.publish().fail(refusal));
+        return Future.succeededFuture();
       }));
     });
     return Future.all(calls).mapEmpty();
+  }
+
+  /**
+   * What a request is told when its claims failed: nothing of it was stored; a claim may stand
+   * (unconfirmed by replicas, or its answer lost), which a retry with the same key takes over.
+   */
+  private static ApiException claimFailed(Throwable failure) {
+    ApiException mapped = ApiException.from(failure, true);
+    return mapped.code() != ErrorCode.OUTCOME_UNKNOWN ? ApiException.from(failure, false)
+        : new ApiException(ErrorCode.OUTCOME_UNKNOWN, "Redis did not confirm the idempotencyKey's claim (too few"
+            + " replicas took it, or its answer was lost): nothing was stored; publish again with the same idempotencyKey");
   }
 
   private static void apply(Claimed claimed, Response answer, Map<String, Claimed> byEventId) {

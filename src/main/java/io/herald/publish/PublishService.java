@@ -239,12 +239,18 @@ public final class PublishService {
           }
           return idempotency.claim(round);
         })
-        .compose(claimed -> {
-          String ownHoldId = randomHoldId();
-          return ownQuotaHolds.hold(round, ownHoldId).map(holding -> new OwnHold(ownHoldId, holding));
-        })
         .onFailure(failure -> round.forEach(p -> p.fail(failure)))
-        .onSuccess(ownHold -> admit(round, ownHold));
+        .onSuccess(claimed -> {
+          // requests whose claims failed are answered already
+          List<PendingPublish> going = round.stream().filter(p -> !p.promise.future().isComplete()).toList();
+          if (going.isEmpty()) {
+            return;
+          }
+          String ownHoldId = randomHoldId();
+          ownQuotaHolds.hold(going, ownHoldId)
+              .onFailure(failure -> going.forEach(p -> p.fail(failure)))
+              .onSuccess(holding -> admit(going, new OwnHold(ownHoldId, holding)));
+        });
   }
 
   /** The room held in own quotas for a round: its id, and the consumers holding it. */

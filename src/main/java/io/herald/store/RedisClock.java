@@ -62,7 +62,7 @@ public final class RedisClock {
       double redisMs = time.get(0).toLong() * 1000.0 + time.get(1).toLong() / 1000.0;
       Reading fresh = new Reading(redisMs, sent + (received - sent) / 2, received - sent, clients);
       Reading last = reading;
-      if (last == null || last.clients != clients || fresh.uncertaintyNanos(received) <= last.uncertaintyNanos(received)
+      if (last == null || clients > last.clients || fresh.uncertaintyNanos(received) <= last.uncertaintyNanos(received)
           || received - last.atNanos >= EXPIRY_NANOS / 2) {
         reading = fresh;
         return fresh;

@@ -258,7 +258,12 @@ final class Server {
 
   /** A connection of its own, for SUBSCRIBE; the caller owns it and reconnects when it ends. */
   Future<RedisConnection> connect() {
-    return client.get().connect().timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(Server::toStoreFailure);
+    Future<RedisConnection> connecting = client.get().connect();
+    return connecting.timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(failure -> {
+      // one that connects after its time was up is nobody's: its place in the pool goes back
+      connecting.onSuccess(RedisConnection::close);
+      return toStoreFailure(failure);
+    });
   }
 
   Future<Void> close() {
