@@ -37,6 +37,16 @@ final class OwnQuotaHolds {
     this.holdMs = Math.max(30_000, 4 * store.timeoutMs());
   }
 
+  /** Whether some request of the round matches a consumer whose own quota must hold room first. */
+  boolean needed(List<PendingPublish> round) {
+    for (PendingPublish publish : round) {
+      if (!publish.ownQuotaRefusers().isEmpty()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** One event of the round as a consumer's hold counts it. */
   private record Held(PendingPublish publish, int index, int size) {}
 

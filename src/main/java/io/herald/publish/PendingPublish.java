@@ -181,12 +181,14 @@ final class PendingPublish {
    * them (own_hold.lua) before any spool call takes them.
    */
   List<ConsumerSettings> ownQuotaRefusers() {
-    if (!quotasHold) {
-      return List.of();
+    if (ownQuotaRefusers == null) {
+      ownQuotaRefusers = !quotasHold ? List.of() : matched.stream().filter(c -> c.admission().rejectPublishWhenRefused()
+          && (c.admission().quotaBytes() != null || c.admission().quotaEvents() != null)).toList();
     }
-    return matched.stream().filter(c -> c.admission().rejectPublishWhenRefused()
-        && (c.admission().quotaBytes() != null || c.admission().quotaEvents() != null)).toList();
+    return ownQuotaRefusers;
   }
+
+  private List<ConsumerSettings> ownQuotaRefusers;
 
   /**
    * The indexes and sizes of the events an own quota must hold room for, in order: those to spool,

@@ -242,8 +242,13 @@ public final class PublishService {
         .onFailure(failure -> round.forEach(p -> p.fail(failure)))
         .onSuccess(claimed -> {
           // requests whose claims failed are answered already
-          List<PendingPublish> going = round.stream().filter(p -> !p.promise.future().isComplete()).toList();
+          List<PendingPublish> going = round.stream().anyMatch(p -> p.promise.future().isComplete())
+              ? round.stream().filter(p -> !p.promise.future().isComplete()).toList() : round;
           if (going.isEmpty()) {
+            return;
+          }
+          if (!ownQuotaHolds.needed(going)) {
+            admit(going, OwnHold.NONE);
             return;
           }
           String ownHoldId = randomHoldId();
@@ -254,7 +259,10 @@ public final class PublishService {
   }
 
   /** The room held in own quotas for a round: its id, and the consumers holding it. */
-  private record OwnHold(String id, Set<String> consumers) {}
+  private record OwnHold(String id, Set<String> consumers) {
+    /** A round that matches no consumer refusing for all with an own quota holds nothing. */
+    static final OwnHold NONE = new OwnHold("", Set.of());
+  }
 
   private static String randomHoldId() {
     byte[] hold = new byte[12];
