@@ -346,30 +346,34 @@ final class PendingPublish {
    * quota), so that a confirmed event is held by every enabled consumer that refuses for all.
    */
   Set<String> overQuotaIn(String eventId) {
-    for (int i = 0; i < events.size(); i++) {
-      if (eventId.equals(eventIds[i]) && spooling(i)) {
-        return overQuotaIn.get(i);
-      }
-    }
-    return Set.of();
+    int index = spoolingIndex(eventId);
+    return index < 0 ? Set.of() : overQuotaIn.get(index);
   }
 
   /** {@code consumer} holds {@code eventId} beyond its own quota (a spool call with flag F). */
   void spooledBeyondQuota(String consumer, String eventId) {
-    for (int i = 0; i < events.size(); i++) {
-      if (eventId.equals(eventIds[i]) && spooling(i)) {
-        beyondQuota.get(i).add(consumer);
-      }
+    int index = spoolingIndex(eventId);
+    if (index >= 0) {
+      beyondQuota.get(index).add(consumer);
     }
   }
 
   /** {@code consumer} took {@code eventId} and no longer holds it: it is not counted in {@code matched}. */
   void notHeldBy(String consumer, String eventId) {
+    int index = spoolingIndex(eventId);
+    if (index >= 0) {
+      notHeld.get(index).add(consumer);
+    }
+  }
+
+  /** The index of the event this request spools as {@code eventId}, or -1. */
+  private int spoolingIndex(String eventId) {
     for (int i = 0; i < events.size(); i++) {
       if (eventId.equals(eventIds[i]) && spooling(i)) {
-        notHeld.get(i).add(consumer);
+        return i;
       }
     }
+    return -1;
   }
 
   /** The spool reply of a consumer this event went to, if its write succeeded; else null. */
@@ -385,12 +389,11 @@ final class PendingPublish {
 
   /** As {@link #spooled(String)}; {@code beyondQuota}: flagged F, free of the consumer's own quota. */
   List<Object> spooled(String eventId, boolean beyondQuota) {
-    for (int i = 0; i < events.size(); i++) {
-      if (eventId.equals(eventIds[i]) && spooling(i)) {
-        List<Object> event = new ArrayList<>();
-        addEvent(event, i, beyondQuota);
-        return event;
-      }
+    int index = spoolingIndex(eventId);
+    if (index >= 0) {
+      List<Object> event = new ArrayList<>();
+      addEvent(event, index, beyondQuota);
+      return event;
     }
     return null;
   }
