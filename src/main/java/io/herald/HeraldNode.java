@@ -36,6 +36,7 @@ import io.herald.topic.TopicDirectory;
 import io.herald.ws.WebSocketGateway;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -57,6 +58,10 @@ public final class HeraldNode {
   /** With no credentials configured the gateway is open, and must only listen locally. */
   static final String OPEN_HOST = "127.0.0.1";
   private static final SecureRandom SECURE_RANDOM = new SecureRandom();
+  private static final System.Logger LOG = System.getLogger(HeraldNode.class.getName());
+  /** How long a start waits for a Redis Cluster to serve, and how often it asks. */
+  private static final long CLUSTER_WAIT_NANOS = 30_000_000_000L;
+  private static final long CLUSTER_WAIT_STEP_MS = 100;
 
   private final Vertx vertx;
   private final RedisStore nodeStore;
@@ -158,6 +163,8 @@ public final class HeraldNode {
     return nodeStore.loadFunctions()
         .recover(failure -> Future.failedFuture(new IllegalStateException("cannot use Redis at " + target + " ("
             + target.settings() + "): " + Objects.toString(failure.getMessage(), failure.toString()), failure)))
+        .compose(ok -> !nodeStore.isCluster() ? Future.succeededFuture()
+            : untilServing(vertx, nodeStore, System.nanoTime() + CLUSTER_WAIT_NANOS, false))
         .compose(ok -> Future.all(config.consumers().values().stream().map(declared::put).toList()))
         .eventually(() -> startStore == nodeStore ? Future.succeededFuture() : startStore.close())
         .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))
@@ -189,6 +196,27 @@ public final class HeraldNode {
               api.get());
         })
         .recover(failure -> nodeStore.close().transform(ignored -> Future.failedFuture(failure)));
+  }
+
+  /**
+   * Waits until every primary of a cluster says it serves: a cluster just created, or a primary just
+   * restarted, refuses calls with keys for a few seconds, and a node that listened meanwhile would
+   * answer its first clients {@code 503}. Past the deadline the start goes on (a primary that stays
+   * down stops only its own slots' consumers).
+   */
+  private static Future<Void> untilServing(Vertx vertx, RedisStore store, long deadlineNanos, boolean said) {
+    return store.serving(true).recover(failure -> {
+      if (System.nanoTime() > deadlineNanos) {
+        LOG.log(System.Logger.Level.WARNING, "Starting although the Redis Cluster does not serve yet: " + failure.getMessage());
+        return Future.succeededFuture();
+      }
+      if (!said) {
+        LOG.log(System.Logger.Level.INFO, "Waiting for the Redis Cluster to serve: " + failure.getMessage());
+      }
+      Promise<Void> again = Promise.promise();
+      vertx.setTimer(CLUSTER_WAIT_STEP_MS, t -> untilServing(vertx, store, deadlineNanos, true).onComplete(again));
+      return again.future();
+    });
   }
 
   /** The services of one HTTP verticle instance, on its own pipelined connection {@code store}. */

@@ -53,17 +53,18 @@ public final class OperationsRoutes {
     });
   }
 
-  /** Ready while Redis answers and the node is not draining. */
+  /** Ready while Redis serves (on a cluster: a primary says its state is ok) and the node is not draining. */
   private void ready(RoutingContext ctx) {
     if (drain.draining()) {
       Responses.error(ctx, Drain.refusal());
       return;
     }
-    store.ping().onComplete(done -> {
+    store.serving(false).onComplete(done -> {
       if (done.succeeded()) {
         Responses.json(ctx, 200, new JsonObject().put("status", "UP"));
       } else {
-        Responses.error(ctx, new ApiException(ErrorCode.STORE_UNAVAILABLE, "Redis does not answer"));
+        Responses.error(ctx, new ApiException(ErrorCode.STORE_UNAVAILABLE,
+            "Redis does not serve: " + done.cause().getMessage()));
       }
     });
   }

@@ -284,21 +284,36 @@ public final class RedisStore {
   }
 
   /**
-   * Whether Redis answers PING: the one server, or on a cluster any primary. A shard with nobody
-   * serving it stops only the consumers in its slots, and every node alike: were they all taken
-   * out of service, every shard would stop.
+   * Whether Redis serves: the one server answers PING, or on a cluster a primary says
+   * {@code cluster_state:ok} (with {@code everyPrimary}: each one that answers does). A shard with
+   * nobody serving it stops only the consumers in its slots, and every node alike: were they all
+   * taken out of service, every shard would stop. A primary that answers but says otherwise refuses
+   * calls with keys ({@code CLUSTERDOWN}), as in the seconds after it started.
    */
-  public Future<Void> ping() {
+  public Future<Void> serving(boolean everyPrimary) {
     if (single != null) {
       return single.send(Request.cmd(Command.PING), ReplicaWait.NONE, false).mapEmpty();
     }
     List<String> primaries = slots.primaries();
     if (primaries.isEmpty()) {
       return refreshSlots().compose(read -> slots.primaries().isEmpty()
-          ? Future.failedFuture(new StoreException("Redis Cluster: no primary known", false, null)) : ping());
+          ? Future.failedFuture(new StoreException("Redis Cluster: no primary known", false, null))
+          : serving(everyPrimary));
     }
-    return Future.any(primaries.stream().map(endpoint -> server(endpoint)
-        .send(Request.cmd(Command.PING), ReplicaWait.NONE, false)).toList()).mapEmpty();
+    List<Future<String>> states = primaries.stream().map(endpoint -> server(endpoint)
+        .send(Request.cmd(Command.CLUSTER).arg("INFO"), ReplicaWait.NONE, false)
+        .map(info -> info.toString().contains("cluster_state:ok") ? "" : endpoint)).toList();
+    return Future.join(states).transform(ignored -> {
+      List<String> answered = states.stream().filter(Future::succeeded).map(Future::result).toList();
+      List<String> refusing = answered.stream().filter(endpoint -> !endpoint.isEmpty()).toList();
+      if (answered.isEmpty()) {
+        return Future.failedFuture(states.get(0).cause());
+      }
+      if (everyPrimary ? !refusing.isEmpty() : refusing.size() == answered.size()) {
+        return Future.failedFuture(new StoreException("Redis Cluster: cluster_state is not ok at " + refusing, false, null));
+      }
+      return Future.succeededFuture();
+    });
   }
 
   /**

@@ -48,6 +48,19 @@ public final class TestCluster implements AutoCloseable {
 
   /** As {@link #start()}, every process run by {@code executable} (e.g. the embedded Redis 6.2). */
   public static TestCluster start(File executable) {
+    return start(executable, true);
+  }
+
+  /**
+   * A cluster whose nodes know each other and their slots, returned before its primaries say
+   * {@code cluster_state:ok}: as right after {@code redis-cli --cluster create}, a primary refuses
+   * calls with keys for its first 2 seconds.
+   */
+  public static TestCluster forming() {
+    return start(TestRedis.executable(), false);
+  }
+
+  private static TestCluster start(File executable, boolean settled) {
     TestCluster cluster;
     try {
       cluster = new TestCluster(Files.createTempDirectory("herald-cluster-"));
@@ -60,6 +73,8 @@ public final class TestCluster implements AutoCloseable {
             List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
                 "--cluster-require-full-coverage", "no", "--repl-diskless-sync-delay", "0")));
       }
+      // the servers started last are a forming cluster's primaries: their first seconds are yet to come
+      int primaries = settled ? 0 : SHARDS;
       for (int shard = 0; shard < SHARDS; shard++) {
         Request add = Request.cmd(Command.CLUSTER).arg("ADDSLOTS");
         int from = shard * 16384 / SHARDS;
@@ -67,7 +82,7 @@ public final class TestCluster implements AutoCloseable {
         for (int slot = from; slot < to; slot++) {
           add.arg(slot);
         }
-        RedisCli.send(cluster.servers.get(shard).url(), add);
+        RedisCli.send(cluster.servers.get(primaries + shard).url(), add);
       }
       String first = cluster.servers.get(0).url();
       cluster.servers.stream().skip(1).forEach(server -> RedisCli.send(first,
@@ -75,8 +90,13 @@ public final class TestCluster implements AutoCloseable {
       Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() ->
           cluster.servers.stream().allMatch(server -> clusterNodes(server.url()).size() == 2 * SHARDS));
       for (int shard = 0; shard < SHARDS; shard++) {
-        String primaryId = RedisCli.send(cluster.servers.get(shard).url(), Request.cmd(Command.CLUSTER).arg("MYID")).toString();
-        RedisCli.send(cluster.servers.get(SHARDS + shard).url(), Request.cmd(Command.CLUSTER).arg("REPLICATE").arg(primaryId));
+        String primaryId = RedisCli.send(cluster.servers.get(primaries + shard).url(), Request.cmd(Command.CLUSTER).arg("MYID"))
+            .toString();
+        RedisCli.send(cluster.servers.get(SHARDS - primaries + shard).url(), Request.cmd(Command.CLUSTER).arg("REPLICATE")
+            .arg(primaryId));
+      }
+      if (!settled) {
+        return cluster;
       }
       Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() ->
           cluster.servers.stream().allMatch(server -> clusterInfo(server.url()).contains("cluster_state:ok"))
@@ -231,7 +251,7 @@ public final class TestCluster implements AutoCloseable {
   public void hangShardOf(int slot) {
     String primary = primaryOf(slot);
     String primaryId = idOf(primary);
-    List<RedisProcess> shard = servers.stream().filter(server -> server.url().equals(primary)
+    List<RedisProcess> shard = servers.stream().filter(server -> !down.contains(server)).filter(server -> server.url().equals(primary)
         || clusterNodes(server.url()).stream().anyMatch(line -> line.contains("myself") && line.contains(primaryId))
     ).toList();
     shard.forEach(server -> Signals.send(server.handle(), "STOP"));
@@ -253,6 +273,11 @@ public final class TestCluster implements AutoCloseable {
     down.remove(server);
     Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
         .until(() -> info(url, "replication").contains("master_link_status:up"));
+  }
+
+  /** Whether every primary says {@code cluster_state:ok}: it serves calls with keys. */
+  public boolean primariesServe() {
+    return primaries().stream().allMatch(url -> clusterInfo(url).contains("cluster_state:ok"));
   }
 
   /** The node id of the server at {@code url}. */

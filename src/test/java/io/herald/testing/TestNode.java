@@ -55,7 +55,9 @@ public final class TestNode implements AutoCloseable {
       redisTree.put("url", redis.url());
     }
     tree.put("redis", redisTree);
-    tree.put("scheduler", tree.getJsonObject("scheduler", new JsonObject()).copy().put("tickMs", 10));
+    // a quick scheduler, unless the test sets its own
+    JsonObject scheduler = tree.getJsonObject("scheduler", new JsonObject()).copy();
+    tree.put("scheduler", scheduler.put("tickMs", scheduler.getInteger("tickMs", 10)));
     HeraldMetrics metrics = new HeraldMetrics();
     Vertx vertx = metrics.vertx(new VertxOptions());
     List<Throwable> uncaught = new CopyOnWriteArrayList<>();
