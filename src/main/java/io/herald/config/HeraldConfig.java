@@ -62,9 +62,13 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
    *                       default 2 min; above the longest long poll and the WebSocket ping cycle)
    * @param drainMs        how long a stopping node waits for the requests and publishes in flight
    *                       (0 .. 300000, default 20000; see {@code lifecycle.Drain})
+   * @param h2c            HTTP/2 over clear text, by upgrade or prior knowledge (default false: the
+   *                       JDK's HttpClient, which upgrades by default, now and then loses the answer
+   *                       of tens of KB that comes with the 101)
    */
   public record Http(String host, int port, int instances, long maxBodyBytes, long maxEventBytes, long maxFrameBytes,
-      long pingIntervalMs, long pongTimeoutMs, List<String> allowedOrigins, long idleTimeoutMs, long drainMs) {}
+      long pingIntervalMs, long pongTimeoutMs, List<String> allowedOrigins, long idleTimeoutMs, long drainMs,
+      boolean h2c) {}
 
   /**
    * @param target    the Redis to use: {@code redis.url} (or the one of {@code redis.endpoints}) in
@@ -203,7 +207,8 @@ public record HeraldConfig(Http http, RedisConfig redis, Scheduler scheduler, Ma
         http.integer("pongTimeoutMs", 10_000, 100, 600_000),
         http.texts("allowedOrigins", 0, 100, List.of()),
         http.integer("idleTimeoutMs", 120_000, 30_000, 3_600_000),
-        http.integer("drainMs", 20_000, 0, 300_000));
+        http.integer("drainMs", 20_000, 0, 300_000),
+        http.bool("h2c", false));
     if (httpConfig.idleTimeoutMs() <= httpConfig.pingIntervalMs() + httpConfig.pongTimeoutMs()) {
       http.error("idleTimeoutMs", "must be above pingIntervalMs + pongTimeoutMs, or quiet WebSockets are cut");
     }

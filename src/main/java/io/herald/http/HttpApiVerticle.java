@@ -161,6 +161,7 @@ public final class HttpApiVerticle extends VerticleBase {
         // after a close frame, wait 2 s for the peer's (not 10): a dead peer must not hold the socket
         .setWebSocketClosingTimeout(2)
         .setIdleTimeout((int) http.idleTimeoutMs()).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
+        .setHttp2ClearTextEnabled(http.h2c())
         // HTTP/2 (h2c) requests get the same header limit as HTTP/1.1 ones (refused by the HTTP/2 layer)
         .setInitialSettings(new Http2Settings().setMaxHeaderListSize(HttpServerOptions.DEFAULT_MAX_HEADER_SIZE)));
     return server.connectionHandler(VertxInternals::consolidateFlushes)

@@ -45,7 +45,8 @@ public final class ManagementVerticle extends VerticleBase {
     router.route().failureHandler(Responses::failure);
     router.errorHandler(404, ctx -> Responses.error(ctx, new ApiException(ErrorCode.NOT_FOUND,
         "The management listener serves /health/live, /health/ready and /metrics only")));
-    server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port));
+    // probes and scrapes speak HTTP/1.1; no h2c upgrade (see http.h2c)
+    server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port).setHttp2ClearTextEnabled(false));
     return server.requestHandler(router).listen()
         .recover(failure -> Future.failedFuture(new IllegalStateException("cannot listen on " + host + ":" + port
             + " (management.host, management.port): " + Objects.toString(failure.getMessage(), failure.toString()), failure)));

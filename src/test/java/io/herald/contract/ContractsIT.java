@@ -16,23 +16,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(120)
 class ContractsIT extends GatewayTest {
-
-  /**
-   * The JDK's client upgrades its first connection to a node to HTTP/2 (h2c); now and then (about
-   * one in a hundred, here) it loses an answer of tens of KB that comes with the 101, which the
-   * documents are: they are fetched on a connection already upgraded.
-   */
-  @BeforeAll
-  static void upgradeConnection() {
-    assertEquals(200, http().get("/health/live").status());
-  }
 
   @Test
   @DisplayName("/v1/openapi.json is a valid OpenAPI 3.1 document (swagger-parser), served without credentials")
