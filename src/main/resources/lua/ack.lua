@@ -7,6 +7,7 @@
 --         the ackId tells it ("n:seq:mark"), its arrival sequence and the event's size its mark
 --         tells ('' for a mark of an older version, which does not)
 -- ARGV[4m+3] most acks before batches are left for another call (as ack_each)
+-- ARGV[4m+4] '1' when some of them come by another path than a socket's (see tell_windows), else ''
 -- Returns {statuses of the deliveries in order, then per batch key {eventId, entry, status, ...}
 -- ({} if unknown, 0 if left for another call; a batch written by an older version holds ackIds:
 -- then its rows are {ackId, '', status, ...})}; {-4, salt} when the node checked the tokens with
@@ -133,4 +134,5 @@ count({acked = acked_count})
 write_memory()
 -- room below maxUnacked: a poll held back by it may go on
 if acked_count > 0 then wake_waiter(cfg) end
+if acked_count > 0 and ARGV[4 * m + 4] == '1' then tell_windows(cfg, now) end
 return result

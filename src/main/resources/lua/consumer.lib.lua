@@ -156,7 +156,7 @@ local function settings()
     'retentionMs', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'maxDeliveries', 'deadLetter',
     'errorQueue', 'maxTtlMs', 'enabled', 'rejectPublishWhenRefused',
     'quotaBytes', 'quotaEvents', 'spooledBytes', 'spooledEvents', 'blockedUntil', 'rateTps', 'rateBlockMs',
-    'published', 'delivered', 'acked', 'spoolVersion', 'ordering')
+    'published', 'delivered', 'acked', 'spoolVersion', 'ordering', 'windows')
   if not v[1] then return nil end
   memory_salt = string.sub(v[1], 1, 8)
   held_history_ms = tonumber(v[5]) + 600000
@@ -174,7 +174,7 @@ local function settings()
     spooledBytes = tonumber(v[17] or '0'), spooledEvents = tonumber(v[18] or '0'),
     -- consumers stored before the rate limit existed have the protocol's defaults
     blockedUntil = tonumber(v[19]), rateTps = tonumber(v[20]) or 100, rateBlockMs = tonumber(v[21]) or 45000,
-    ordering = v[26] == 'key',
+    ordering = v[26] == 'key', windows = v[27],
   }
 end
 
@@ -1367,6 +1367,31 @@ local function wake_waiter(cfg)
       if redis.call('PUBLISH', WAKE_CHANNEL_PREFIX .. node, first[1] .. ' ' .. CONSUMER) > 0 or listens then
         return
       end
+    end
+  end
+end
+
+-- Full push windows. A socket's full push window reopens at once when a delivery of it is settled
+-- over the socket, but when it is settled by another path (an HTTP ack or nack) only at the
+-- window's next still-out check (still_out.lua), at growing intervals. So that check files the
+-- HTTP verticle instance of the socket in meta 'windows' ("<instance>/window <until> ..."), and an
+-- ack or nack by another path that settled something tells each instance filed there until then
+-- (over its node's wake channel), whose full windows then check at once. A few bytes per instance.
+local function file_window(id, untilMs, now, windows)
+  local kept = {id, string.format('%d', untilMs)}
+  for other, at in string.gmatch(windows or '', '(%S+) (%S+)') do
+    if other ~= id and tonumber(at) > now then
+      table.insert(kept, other)
+      table.insert(kept, at)
+    end
+  end
+  redis.call('HSET', K.meta, 'windows', table.concat(kept, ' '))
+end
+
+local function tell_windows(cfg, now)
+  for id, at in string.gmatch(cfg.windows or '', '(%S+) (%S+)') do
+    if tonumber(at) > now then
+      redis.call('PUBLISH', WAKE_CHANNEL_PREFIX .. string.match(id, '^([^/]+)/'), id .. ' ' .. CONSUMER)
     end
   end
 end

@@ -3,7 +3,8 @@
 -- ARGV[2] REQUEUE: the delay in ms before it goes out again, '' for the consumer's backoff for its
 --         delivery count (the backoff a missed deadline gets)
 -- ARGV[3] the reason, kept with the event ('' for none)
--- ARGV[4..] the ackIds
+-- ARGV[4] '1' when it comes by another path than a socket's (see tell_windows), else ''
+-- ARGV[5..] the ackIds
 -- Returns {{status per ackId}, now, nextDue}, or -1 when the consumer does not exist. Statuses:
 -- REQUEUED, DEAD_LETTERED (a requeue past maxDeliveries), REJECTED, DROPPED (the queue it would go
 -- to is off), EXPIRED, ALREADY_ACKED, UNKNOWN. A REQUEUE of a delivery already waiting out one is
@@ -45,14 +46,18 @@ local function nack(ackId)
   return 'REQUEUED'
 end
 
+local SETTLED = {REQUEUED = true, DEAD_LETTERED = true, REJECTED = true, DROPPED = true}
+
 -- an ackId repeated in the request is settled once; its rows repeat the first's status
-local statuses, answered = {}, {}
-for i = 4, #ARGV do
+local statuses, answered, settled = {}, {}, false
+for i = 5, #ARGV do
   local ackId = ARGV[i]
   answered[ackId] = answered[ackId] or nack(ackId)
   table.insert(statuses, answered[ackId])
+  settled = settled or SETTLED[answered[ackId]] or false
 end
 count({})
 write_memory()
 wake_waiter(cfg)
+if settled and ARGV[4] == '1' then tell_windows(cfg, now) end
 return {statuses, now, next_due(cfg, next_redelivery(now))}

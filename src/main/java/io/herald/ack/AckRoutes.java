@@ -28,7 +28,7 @@ public final class AckRoutes {
 
   public void mount(Router router) {
     router.post("/v1/consumers/:consumer/acks").handler(this::ack);
-    router.post("/v1/consumers/:consumer/nacks").handler(ctx -> settle(ctx, Settlements.NACK_FIELDS, settlements::nack));
+    router.post("/v1/consumers/:consumer/nacks").handler(ctx -> settle(ctx, Settlements.NACK_FIELDS, (consumer, body) -> settlements.nack(consumer, body, false)));
     router.post("/v1/consumers/:consumer/extend").handler(ctx -> settle(ctx, Settlements.EXTEND_FIELDS, settlements::extend));
   }
 
@@ -38,7 +38,7 @@ public final class AckRoutes {
       JsonArray ackIds = Requests.strings(body, "ackIds", Acks.MAX_ACK_IDS);
       JsonArray batchAckIds = Requests.strings(body, "batchAckIds", Acks.MAX_BATCH_ACK_IDS);
       Requests.onlyFields(body, "ackIds", "batchAckIds");
-      return consumer(ctx).compose(consumer -> acks.ack(consumer, ackIds, batchAckIds));
+      return consumer(ctx).compose(consumer -> acks.ack(consumer, ackIds, batchAckIds, false));
     });
   }
 

@@ -61,6 +61,8 @@ public final class AckTrackerVerticle extends VerticleBase {
     final JsonArray ackIds;
     final JsonArray batchAckIds;
     final JsonArray batchSizes;
+    /** It came over a consumer socket, not by another path that full push windows must be told of. */
+    final boolean bySocket;
     final String[] statuses;
     /** Per batch, its rows of the protocol's results. */
     final JsonArray[] batchRows;
@@ -73,6 +75,7 @@ public final class AckTrackerVerticle extends VerticleBase {
       this.ackIds = message.body().getJsonArray("ackIds");
       this.batchAckIds = message.body().getJsonArray("batchAckIds");
       this.batchSizes = message.body().getJsonArray("batchSizes");
+      this.bySocket = message.body().getBoolean("bySocket", false);
       this.statuses = new String[ackIds.size()];
       this.batchRows = new JsonArray[batchAckIds.size()];
       this.missing = statuses.length + batchRows.length;
@@ -175,6 +178,7 @@ public final class AckTrackerVerticle extends VerticleBase {
     }
     args.set(1, salt == null ? 0 : named.size());
     args.add(MAX_ACKS_PER_CALL);
+    args.add(items.stream().allMatch(item -> item.request().bySocket) ? "" : "1");
     store.eval(Script.ACK, keys, args).onComplete(done -> {
       if (done.failed()) {
         fail(items, ApiException.from(done.cause(), true));

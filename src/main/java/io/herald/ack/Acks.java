@@ -34,8 +34,10 @@ public final class Acks {
   /**
    * Acks {@code ackIds} and the events of {@code batchAckIds} of {@code consumer}; the result is the
    * protocol's {@code {"results":[...]}}. A malformed batchAckId is UNKNOWN without asking Redis.
+   * {@code bySocket}: they came over a consumer socket (which knows of its own settlements); else
+   * full push windows are told (see {@code tell_windows} in consumer.lib.lua).
    */
-  public Future<JsonObject> ack(ConsumerSettings consumer, JsonArray ackIds, JsonArray batchAckIds) {
+  public Future<JsonObject> ack(ConsumerSettings consumer, JsonArray ackIds, JsonArray batchAckIds, boolean bySocket) {
     if (ackIds.size() + batchAckIds.size() == 0) {
       return Future.failedFuture(ApiException.invalid("ackIds", "name at least one ackId or batchAckId"));
     }
@@ -46,7 +48,7 @@ public final class Acks {
     JsonArray sizes = new JsonArray();
     wellFormed.forEach(id -> sizes.add(Requests.batchSize((String) id, consumer.maxPollRecords())));
     JsonObject request = new JsonObject().put("consumer", consumer.name()).put("batchSizes", sizes)
-        .put("ackIds", ackIds).put("batchAckIds", wellFormed);
+        .put("ackIds", ackIds).put("batchAckIds", wellFormed).put("bySocket", bySocket);
     return vertx.eventBus().<JsonObject>request(Addresses.ACKS, request, options).map(reply -> {
       JsonObject results = reply.body();
       JsonArray rows = results.getJsonArray("results");

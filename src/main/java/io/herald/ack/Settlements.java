@@ -41,9 +41,11 @@ public final class Settlements {
   /**
    * Nacks the deliveries a nack body names ({@link #NACK_FIELDS}; unknown fields are the caller's to
    * refuse); the result is the protocol's {@code {"results":[{"ackId","status"}]}}. Throws
-   * INVALID_REQUEST naming the field for a bad body.
+   * INVALID_REQUEST naming the field for a bad body. {@code bySocket}: it came over a consumer
+   * socket (which knows of its own settlements); else full push windows are told (see
+   * {@code tell_windows} in consumer.lib.lua).
    */
-  public Future<JsonObject> nack(String consumer, JsonObject body) {
+  public Future<JsonObject> nack(String consumer, JsonObject body, boolean bySocket) {
     JsonArray ackIds = ackIds(body);
     Object actionName = body.getValue("action");
     if (!"REQUEUE".equals(actionName) && !"REJECT".equals(actionName)) {
@@ -58,10 +60,11 @@ public final class Settlements {
     if (reason != null && !(reason instanceof String text && text.getBytes(StandardCharsets.UTF_8).length <= MAX_REASON_BYTES)) {
       throw ApiException.invalid("reason", "must be a string of at most " + MAX_REASON_BYTES + " bytes");
     }
-    List<Object> args = new ArrayList<>(ackIds.size() + 3);
+    List<Object> args = new ArrayList<>(ackIds.size() + 4);
     args.add(action.name());
     args.add(delayMs == null ? "" : delayMs);
     args.add(reason == null ? "" : reason);
+    args.add(bySocket ? "" : "1");
     ackIds.forEach(args::add);
     return run(Script.NACK, consumer, args).map(reply -> {
       JsonArray results = new JsonArray();

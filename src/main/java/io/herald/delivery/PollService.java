@@ -50,6 +50,7 @@ public final class PollService {
   private final Vertx vertx;
   private final RedisStore store;
   private final Waiters waiters;
+  private final FullWindows windows;
   private final DueTimes dueTimes;
   private final SpoolLedger ledger;
   private final HoldSettler settler;
@@ -78,12 +79,20 @@ public final class PollService {
     this.ledger = ledger;
     this.settler = settler;
     this.waiters = new Waiters(waiterPrefix, this::passOn);
+    this.windows = new FullWindows(waiterPrefix);
     this.node = waiterPrefix.substring(0, waiterPrefix.indexOf('/'));
   }
 
-  /** Handles a wake-up from Redis: "waiterId consumer". */
+  /** Handles a wake-up from Redis: "waiterId consumer", or a settlement told to full windows. */
   public void wake(String message) {
-    waiters.wake(message);
+    if (!windows.told(message)) {
+      waiters.wake(message);
+    }
+  }
+
+  /** The full push windows of this instance's sockets. */
+  public FullWindows windows() {
+    return windows;
   }
 
   /** Wakes every long poll of this instance: wake-ups may have been missed. */
@@ -336,10 +345,16 @@ public final class PollService {
 
   /**
    * Those of {@code ackIds} whose deliveries are still out: their event's latest, handed out and
-   * not settled by any path (acked or nacked over HTTP or another socket, handed out again).
+   * not settled by any path (acked or nacked over HTTP or another socket, handed out again). Asked
+   * by a full window: its instance is told of settlements by other paths for {@code tellMs} (see
+   * {@link FullWindows}).
    */
-  public Future<List<String>> stillOut(ConsumerSettings consumer, List<String> ackIds) {
-    return store.eval(Script.STILL_OUT, Keys.consumer(consumer.name()), ackIds).map(reply -> {
+  public Future<List<String>> stillOut(ConsumerSettings consumer, List<String> ackIds, long tellMs) {
+    List<Object> args = new ArrayList<>(ackIds.size() + 2);
+    args.add(windows.id());
+    args.add(tellMs);
+    args.addAll(ackIds);
+    return store.eval(Script.STILL_OUT, Keys.consumer(consumer.name()), args).map(reply -> {
       List<String> out = new ArrayList<>();
       for (int i = 0; i < ackIds.size() && reply.size() > i; i++) {
         if (reply.get(i).toInteger() == 1) {

@@ -175,7 +175,7 @@ public final class RedisStore {
 
   private Future<Response> send(Request request, ReplicaWait wait) {
     if (single != null) {
-      return single.send(request, wait, false);
+      return onCallerThread(vertx.getOrCreateContext(), single.send(request, wait, false));
     }
     List<byte[]> keys = VertxInternals.keysOf(request);
     return routed(keys.isEmpty() ? null : keys.get(0), (server, asking) -> server.send(request, wait, asking));
@@ -188,12 +188,32 @@ public final class RedisStore {
 
   /** {@code call} on the server of {@code key}'s slot, following the cluster's redirections. */
   private Future<Response> routed(byte[] key, Call call) {
-    if (single != null) {
-      return call.on(single, false);
-    }
     Context caller = vertx.getOrCreateContext();
-    return attempt(new Attempt(key == null ? -1 : HashSlots.of(key), call, caller,
-        System.nanoTime() + timeoutMs * 1_000_000), null, false, REDIRECTS, RETRY_MS);
+    if (single != null) {
+      return onCallerThread(caller, call.on(single, false));
+    }
+    return onCallerThread(caller, attempt(new Attempt(key == null ? -1 : HashSlots.of(key), call, caller,
+        System.nanoTime() + timeoutMs * 1_000_000), null, false, REDIRECTS, RETRY_MS));
+  }
+
+  /**
+   * {@code result}, completed on the caller's thread: a server's connection answers on the event
+   * loop that opened it, which may be another verticle's (a store shared by verticles, a slot table
+   * read started elsewhere), and a verticle's handlers must not run on another loop (on a cluster a
+   * socket's push batch overtook its {@code subscribed} answer so, its state touched from two
+   * threads).
+   */
+  private static Future<Response> onCallerThread(Context caller, Future<Response> result) {
+    Thread thread = Thread.currentThread();
+    Promise<Response> answer = Promise.promise();
+    result.onComplete(done -> {
+      if (Thread.currentThread() == thread) {
+        answer.handle(done);
+      } else {
+        caller.runOnContext(v -> answer.handle(done));
+      }
+    });
+    return answer.future();
   }
 
   /** One call's route: its slot (-1: any primary), and until when it may be tried again. */

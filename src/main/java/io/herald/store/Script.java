@@ -36,7 +36,8 @@ public final class Script {
   public static final Script REDELIVER = perConsumer("redeliver", true, Writes.FREES, UNCONFIRMED);
   public static final Script METADATA = perConsumer("metadata", false, Writes.READS, UNCONFIRMED);
   public static final Script RELEASE = perConsumer("release", true, Writes.FREES, UNCONFIRMED);
-  public static final Script STILL_OUT = perConsumer("still_out", false, Writes.READS, UNCONFIRMED);
+  /** Writes a few bytes (see file_window), so that a full window hears of settlements under OOM too. */
+  public static final Script STILL_OUT = perConsumer("still_out", false, Writes.FREES, UNCONFIRMED);
   public static final Script WAKE_NEXT = perConsumer("wake_next", false, Writes.FREES, UNCONFIRMED);
   public static final Script ADMIT = perConsumer("admit", false, Writes.FREES, UNCONFIRMED);
   public static final Script NACK = perConsumer("nack", true, Writes.FREES, CONFIRMED);

@@ -204,7 +204,7 @@ final class ConsumerSocket {
           }
           batchAckIds.add(id);
         }
-        return acks.ack(consumer, Requests.strings(message, "ackIds", Acks.MAX_ACK_IDS), batchAckIds)
+        return acks.ack(consumer, Requests.strings(message, "ackIds", Acks.MAX_ACK_IDS), batchAckIds, true)
             .map(results -> {
               push.settled(results.getJsonArray("results"));
               return Frames.frame("ackResult", requestId, results.toBuffer());
@@ -212,7 +212,7 @@ final class ConsumerSocket {
       }
       case "nack" -> {
         only(message, Settlements.NACK_FIELDS);
-        return settlements.nack(consumer.name(), message).map(results -> {
+        return settlements.nack(consumer.name(), message, true).map(results -> {
           // a nacked delivery leaves the window as an acked one does
           push.settled(results.getJsonArray("results"));
           return Frames.frame("nackResult", requestId, results.toBuffer());

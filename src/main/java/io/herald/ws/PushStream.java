@@ -2,6 +2,7 @@ package io.herald.ws;
 
 import io.herald.consumer.ConsumerSettings;
 import io.herald.delivery.Batch;
+import io.herald.delivery.FullWindows;
 import io.herald.delivery.PollService;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
@@ -27,7 +28,8 @@ import java.util.function.LongConsumer;
  * longer this connection's. While the window is full the stream also asks Redis, at growing
  * intervals ({@value #FIRST_CHECK_MS} ms up to {@value #MAX_CHECK_MS} ms), which of its deliveries
  * are still out, so one settled by another path (an HTTP ack, another socket, a hand-out elsewhere)
- * leaves the window too. Event-loop confined.
+ * leaves the window too; and at once when told of an HTTP ack or nack of its consumer, on any node
+ * ({@link FullWindows}), once its first check filed it. Event-loop confined.
  */
 final class PushStream {
   /** Longest a fetch stays parked before it asks again. */
@@ -55,6 +57,11 @@ final class PushStream {
   private PollService.Poll fetch;
   private long checkTimer = -1;
   private long checkMs = FIRST_CHECK_MS;
+  /** A still-out check on its way, and whether a settlement was told meanwhile. */
+  private boolean checking;
+  private boolean toldWhileChecking;
+  /** Ends the watch of {@link FullWindows} while the window is full; null while it is not. */
+  private Runnable unwatch;
   private long deadlineTimer = -1;
   /** When (System.nanoTime) the armed deadline timer fires. */
   private long deadlineTimerAt;
@@ -88,6 +95,14 @@ final class PushStream {
     }
     vertx.cancelTimer(checkTimer);
     checkTimer = -1;
+    unwatch();
+  }
+
+  private void unwatch() {
+    if (unwatch != null) {
+      unwatch.run();
+      unwatch = null;
+    }
   }
 
   /** The socket closed: nothing is watched any longer. */
@@ -130,7 +145,12 @@ final class PushStream {
   private void fetch() {
     int room = window - outstanding.size();
     if (room <= 0 && !stopped) {
+      if (unwatch == null) {
+        unwatch = poller.windows().watch(consumer.name(), this::told);
+      }
       checkLater();
+    } else {
+      unwatch();
     }
     if (fetch != null || room <= 0 || !writable.getAsBoolean() || stopped) {
       return;
@@ -159,24 +179,50 @@ final class PushStream {
 
   /** While the window is full: asks Redis which deliveries are still out, at growing intervals. */
   private void checkLater() {
-    if (checkTimer >= 0) {
+    if (checkTimer >= 0 || checking) {
       return;
     }
     checkTimer = vertx.setTimer(checkMs, t -> {
       checkTimer = -1;
-      List<String> held = List.copyOf(outstanding.keySet());
-      if (held.isEmpty() || stopped) {
-        return;
+      check();
+    });
+  }
+
+  /** A delivery of the consumer was settled by another path: the full window checks now. */
+  private void told() {
+    if (stopped || outstanding.size() < window) {
+      return;
+    }
+    if (checking) {
+      toldWhileChecking = true;
+      return;
+    }
+    vertx.cancelTimer(checkTimer);
+    checkTimer = -1;
+    checkMs = FIRST_CHECK_MS;
+    check();
+  }
+
+  private void check() {
+    List<String> held = List.copyOf(outstanding.keySet());
+    if (held.isEmpty() || stopped) {
+      return;
+    }
+    checking = true;
+    checkMs = Math.min(checkMs * 2, MAX_CHECK_MS);
+    // told of settlements until a while after the next check, which files it again
+    poller.stillOut(consumer, held, checkMs + MAX_CHECK_MS).onComplete(done -> {
+      checking = false;
+      Set<String> asked = new HashSet<>(held);
+      Set<String> out = done.succeeded() ? new HashSet<>(done.result()) : asked;
+      if (outstanding.keySet().removeIf(ackId -> asked.contains(ackId) && !out.contains(ackId))) {
+        checkMs = FIRST_CHECK_MS;
       }
-      checkMs = Math.min(checkMs * 2, MAX_CHECK_MS);
-      poller.stillOut(consumer, held).onComplete(done -> {
-        Set<String> asked = new HashSet<>(held);
-        Set<String> out = done.succeeded() ? new HashSet<>(done.result()) : asked;
-        if (outstanding.keySet().removeIf(ackId -> asked.contains(ackId) && !out.contains(ackId))) {
-          checkMs = FIRST_CHECK_MS;
-        }
-        fetch(); // checks again later while still full
-      });
+      fetch(); // checks again later while still full
+      if (toldWhileChecking) {
+        toldWhileChecking = false;
+        told();
+      }
     });
   }
 

@@ -10,6 +10,7 @@ import io.herald.delivery.PollService;
 import io.herald.testing.GatewayTest;
 import io.herald.testing.Http.Reply;
 import io.herald.testing.LiveHeap;
+import io.herald.testing.Scrape;
 import io.herald.testing.TestNode;
 import io.herald.testing.TestSocket;
 import io.vertx.core.json.JsonArray;
@@ -85,6 +86,40 @@ class PushIT extends GatewayTest {
       nodeB.http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
           .put("ackIds", new JsonArray().add(second.getString("ackId"))).put("action", "REJECT"));
       assertEquals(3, pushed(socket, 1).get(0).getInteger("payload"));
+    }
+  }
+
+  private static double stillOutChecks(TestNode node) {
+    return Scrape.of(node.http()).value("herald_redis_script_seconds_count", "script", "still_out");
+  }
+
+  @Test
+  @DisplayName("a full window is told of an ack or nack over HTTP through another node at once, also once its still-out checks have grown seconds apart")
+  void toldOfSettlementsElsewhere() {
+    String topic = unique("told");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2, 3));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      subscribe(socket, 1);
+      JsonObject first = pushed(socket, 1).get(0);
+      // a full window checks 0.2, 0.6, 1.4 and 3.0 s after it filled; the next check is 3.2 s later
+      double before = stillOutChecks(nodeA);
+      await().atMost(Duration.ofSeconds(10)).until(() -> stillOutChecks(nodeA) - before >= 4);
+      long acked = System.nanoTime();
+      assertEquals("ACKED", nodeB.http().ack(consumer, first.getString("ackId")).results().getJsonObject(0).getString("status"));
+      JsonObject second = pushed(socket, 1).get(0);
+      long tookMs = (System.nanoTime() - acked) / 1_000_000;
+      assertEquals(2, second.getInteger("payload"));
+      assertTrue(tookMs < 1000, "pushed " + tookMs + " ms after the ack");
+
+      double again = stillOutChecks(nodeA);
+      await().atMost(Duration.ofSeconds(10)).until(() -> stillOutChecks(nodeA) - again >= 4);
+      long nacked = System.nanoTime();
+      nodeB.http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+          .put("ackIds", new JsonArray().add(second.getString("ackId"))).put("action", "REJECT"));
+      assertEquals(3, pushed(socket, 1).get(0).getInteger("payload"));
+      tookMs = (System.nanoTime() - nacked) / 1_000_000;
+      assertTrue(tookMs < 1000, "pushed " + tookMs + " ms after the nack");
     }
   }
 
