@@ -1377,10 +1377,13 @@ end
 -- HTTP verticle instance of the socket in meta 'windows' ("<instance>/window <until> ..."), and an
 -- ack or nack by another path that settled something tells each instance filed there until then
 -- (over its node's wake channel), whose full windows then check at once. A few bytes per instance.
-local function file_window(id, untilMs, now, windows)
-  local kept = {id, string.format('%d', untilMs)}
+-- A check that finds its instance filed for more than half of tellMs more writes nothing.
+local function file_window(id, tellMs, now, windows)
+  local kept = {id, string.format('%d', now + tellMs)}
   for other, at in string.gmatch(windows or '', '(%S+) (%S+)') do
-    if other ~= id and tonumber(at) > now then
+    local untilMs = tonumber(at) or 0
+    if other == id and untilMs > now + tellMs / 2 then return end
+    if other ~= id and untilMs > now then
       table.insert(kept, other)
       table.insert(kept, at)
     end
@@ -1390,8 +1393,9 @@ end
 
 local function tell_windows(cfg, now)
   for id, at in string.gmatch(cfg.windows or '', '(%S+) (%S+)') do
-    if tonumber(at) > now then
-      redis.call('PUBLISH', WAKE_CHANNEL_PREFIX .. string.match(id, '^([^/]+)/'), id .. ' ' .. CONSUMER)
+    local node = string.match(id, '^([^/]+)/')
+    if node and (tonumber(at) or 0) > now then
+      redis.call('PUBLISH', WAKE_CHANNEL_PREFIX .. node, id .. ' ' .. CONSUMER)
     end
   end
 end

@@ -8,7 +8,7 @@
 local cfg = settings()
 if not cfg then return -1 end
 local now = clock()
-file_window(ARGV[1], now + tonumber(ARGV[2]), now, cfg.windows)
+file_window(ARGV[1], tonumber(ARGV[2]), now, cfg.windows)
 local out = {}
 for i = 3, #ARGV do
   out[i - 2] = is_out(ARGV[i]) and 1 or 0

@@ -314,25 +314,32 @@ public final class RedisStore {
     if (single != null) {
       return single.send(Request.cmd(Command.PING), ReplicaWait.NONE, false).mapEmpty();
     }
-    List<String> primaries = slots.primaries();
-    if (primaries.isEmpty()) {
-      return refreshSlots().compose(read -> slots.primaries().isEmpty()
-          ? Future.failedFuture(new StoreException("Redis Cluster: no primary known", false, null))
-          : serving(everyPrimary));
-    }
-    List<Future<String>> states = primaries.stream().map(endpoint -> server(endpoint)
-        .send(Request.cmd(Command.CLUSTER).arg("INFO"), ReplicaWait.NONE, false)
-        .map(info -> info.toString().contains("cluster_state:ok") ? "" : endpoint)).toList();
-    return Future.join(states).transform(ignored -> {
-      List<String> answered = states.stream().filter(Future::succeeded).map(Future::result).toList();
-      List<String> refusing = answered.stream().filter(endpoint -> !endpoint.isEmpty()).toList();
-      if (answered.isEmpty()) {
-        return Future.failedFuture(states.get(0).cause());
+    // every primary: as the table now has them (a cluster just made may have named only some)
+    Future<Void> read = everyPrimary || slots.primaries().isEmpty() ? refreshSlots() : Future.succeededFuture();
+    return read.compose(ok -> {
+      List<String> primaries = slots.primaries();
+      if (primaries.isEmpty()) {
+        return Future.failedFuture(new StoreException("Redis Cluster: no primary known", false, null));
       }
-      if (everyPrimary ? !refusing.isEmpty() : refusing.size() == answered.size()) {
-        return Future.failedFuture(new StoreException("Redis Cluster: cluster_state is not ok at " + refusing, false, null));
+      List<Future<String>> states = primaries.stream().map(endpoint -> server(endpoint)
+          .send(Request.cmd(Command.CLUSTER).arg("INFO"), ReplicaWait.NONE, false)
+          .map(info -> info.toString().contains("cluster_state:ok") ? "" : endpoint)).toList();
+      if (!everyPrimary) {
+        // the first that serves will do: a hung primary must not hold the answer (a probe's timeout)
+        return Future.any(states.stream().map(state -> state.compose(endpoint -> endpoint.isEmpty()
+            ? Future.<Void>succeededFuture()
+            : Future.<Void>failedFuture(new StoreException("Redis Cluster: cluster_state is not ok at " + endpoint,
+                false, null)))).toList()).mapEmpty();
       }
-      return Future.succeededFuture();
+      return Future.join(states).transform(ignored -> {
+        List<String> answered = states.stream().filter(Future::succeeded).map(Future::result).toList();
+        List<String> refusing = answered.stream().filter(endpoint -> !endpoint.isEmpty()).toList();
+        if (answered.isEmpty()) {
+          return Future.failedFuture(states.get(0).cause());
+        }
+        return refusing.isEmpty() ? Future.<Void>succeededFuture()
+            : Future.failedFuture(new StoreException("Redis Cluster: cluster_state is not ok at " + refusing, false, null));
+      });
     });
   }
 

@@ -38,6 +38,12 @@ final class PushStream {
   static final long FIRST_CHECK_MS = 200;
   static final long MAX_CHECK_MS = 5_000;
   /**
+   * The least time between the starts of two checks a settlement elsewhere asked for: under a steady
+   * stream of HTTP acks of the consumer (most of them of other sockets' or pollers' deliveries) a
+   * full window checks a few times a second, not once per round trip.
+   */
+  static final long TOLD_GAP_MS = 100;
+  /**
    * Deadlines that pass within this of one another are looked at by one run of the window's
    * deadline timer: one timer per socket, not one per pushed batch (at thousands of batches a second
    * and a 30 s ack timeout, per-batch timers were 10⁵ live timers, each scanning the window).
@@ -56,10 +62,14 @@ final class PushStream {
   /** The push fetch on its way, if any. */
   private PollService.Poll fetch;
   private long checkTimer = -1;
+  /** When (System.nanoTime) the armed check timer fires. */
+  private long checkTimerAt;
   private long checkMs = FIRST_CHECK_MS;
   /** A still-out check on its way, and whether a settlement was told meanwhile. */
   private boolean checking;
   private boolean toldWhileChecking;
+  /** When (System.nanoTime) the last check began. */
+  private long checkedAt = System.nanoTime() - TOLD_GAP_MS * 1_000_000;
   /** Ends the watch of {@link FullWindows} while the window is full; null while it is not. */
   private Runnable unwatch;
   private long deadlineTimer = -1;
@@ -182,7 +192,12 @@ final class PushStream {
     if (checkTimer >= 0 || checking) {
       return;
     }
-    checkTimer = vertx.setTimer(checkMs, t -> {
+    armCheck(checkMs);
+  }
+
+  private void armCheck(long delayMs) {
+    checkTimerAt = System.nanoTime() + delayMs * 1_000_000;
+    checkTimer = vertx.setTimer(delayMs, t -> {
       checkTimer = -1;
       check();
     });
@@ -197,10 +212,17 @@ final class PushStream {
       toldWhileChecking = true;
       return;
     }
+    long waitMs = TOLD_GAP_MS - (System.nanoTime() - checkedAt) / 1_000_000;
+    if (waitMs > 0 && checkTimer >= 0 && checkTimerAt - System.nanoTime() <= waitMs * 1_000_000) {
+      return; // the check due anyway comes as soon
+    }
     vertx.cancelTimer(checkTimer);
     checkTimer = -1;
-    checkMs = FIRST_CHECK_MS;
-    check();
+    if (waitMs > 0) {
+      armCheck(waitMs);
+    } else {
+      check();
+    }
   }
 
   private void check() {
@@ -209,6 +231,7 @@ final class PushStream {
       return;
     }
     checking = true;
+    checkedAt = System.nanoTime();
     checkMs = Math.min(checkMs * 2, MAX_CHECK_MS);
     // told of settlements until a while after the next check, which files it again
     poller.stillOut(consumer, held, checkMs + MAX_CHECK_MS).onComplete(done -> {

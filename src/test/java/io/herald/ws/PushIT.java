@@ -124,6 +124,33 @@ class PushIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("under a stream of HTTP acks of other deliveries a full window checks a few times a second, not once per ack")
+  void toldChecksAreSpaced() {
+    String topic = unique("spaced");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(0));
+    try (TestSocket socket = open(nodeA, consumer)) {
+      subscribe(socket, 1);
+      pushed(socket, 1);
+      double before = stillOutChecks(nodeA);
+      await().atMost(Duration.ofSeconds(10)).until(() -> stillOutChecks(nodeA) - before >= 1); // filed
+      double filed = stillOutChecks(nodeA);
+      long started = System.nanoTime();
+      for (int i = 0; i < 200; i++) {
+        http().publish(topic, events(i));
+        List<String> ackIds = nodeB.http().poll(consumer, max(1)).ackIds();
+        assertEquals(1, ackIds.size());
+        nodeB.http().ack(consumer, ackIds.get(0));
+      }
+      long tookMs = (System.nanoTime() - started) / 1_000_000;
+      double checks = stillOutChecks(nodeA) - filed;
+      // one told check per 100 ms at most, and the periodic ones
+      assertTrue(checks <= tookMs / 100.0 + 5, checks + " checks in " + tookMs + " ms of 200 acks");
+      assertTrue(checks >= 2, "the window was told of none of them");
+    }
+  }
+
+  @Test
   @DisplayName("an event published through another node reaches a subscribed socket without a poll")
   void pushAcrossNodes() {
     String topic = unique("across");
