@@ -127,7 +127,8 @@ class PushIT extends GatewayTest {
   @DisplayName("under a stream of HTTP acks of other deliveries a full window checks a few times a second, not once per ack")
   void toldChecksAreSpaced() {
     String topic = unique("spaced");
-    String consumer = consumer(new JsonObject(), topic);
+    // 200 polls back to back: above the default 100 per second on a fast machine
+    String consumer = consumer(new JsonObject().put("rateLimit", new JsonObject().put("tps", 10_000)), topic);
     http().publish(topic, events(0));
     try (TestSocket socket = open(nodeA, consumer)) {
       subscribe(socket, 1);
@@ -138,7 +139,9 @@ class PushIT extends GatewayTest {
       long started = System.nanoTime();
       for (int i = 0; i < 200; i++) {
         http().publish(topic, events(i));
-        List<String> ackIds = nodeB.http().poll(consumer, max(1)).ackIds();
+        Reply polled = nodeB.http().poll(consumer, max(1));
+        assertEquals(200, polled.status(), polled::body);
+        List<String> ackIds = polled.ackIds();
         assertEquals(1, ackIds.size());
         nodeB.http().ack(consumer, ackIds.get(0));
       }
