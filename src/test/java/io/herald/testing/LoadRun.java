@@ -47,9 +47,23 @@ public final class LoadRun {
   private LoadRun(Http publishing, String topic, Http consuming, String consumerName, int publishers) {
     workers = Executors.newFixedThreadPool(publishers + 1);
     for (int p = 0; p < publishers; p++) {
-      loops.add(workers.submit(() -> publish(publishing, topic)));
+      loops.add(workers.submit(() -> going("publish", () -> publish(publishing, topic))));
     }
-    loops.add(workers.submit(() -> consume(consuming, consumerName)));
+    loops.add(workers.submit(() -> going("consume", () -> consume(consuming, consumerName))));
+  }
+
+  /**
+   * Runs a loop again when a request of it threw (a timeout, a connection reset while Redis fails
+   * over), so that one such failure does not end it: the failure is recorded.
+   */
+  private void going(String loop, Runnable body) {
+    while (running.get()) {
+      try {
+        body.run();
+      } catch (RuntimeException e) {
+        failures.add(loop + " threw " + e);
+      }
+    }
   }
 
   private void publish(Http publishing, String topic) {
@@ -124,7 +138,11 @@ public final class LoadRun {
   /** Waits until {@code more} events more than now were acked. */
   public void awaitAcked(int more) {
     int target = acked.size() + more;
-    await().atMost(Duration.ofSeconds(60)).until(() -> acked.size() >= target);
+    try {
+      await().atMost(Duration.ofSeconds(60)).until(() -> acked.size() >= target);
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError(acked.size() + " acked, not " + target + "; the run's failures: " + failures, e);
+    }
   }
 
   /** Waits until {@code more} publishes more than now were confirmed. */
