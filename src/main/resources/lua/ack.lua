@@ -10,11 +10,12 @@
 -- ARGV[4m+4] '1' when some of them come by another path than a socket's (see tell_windows), else ''
 -- Returns {statuses of the deliveries in order, then per batch key {eventId, entry, status, ...}
 -- ({} if unknown, 0 if left for another call; a batch written by an older version holds ackIds:
--- then its rows are {ackId, '', status, ...})}; {-4, salt} when the node checked the tokens with
+-- then its rows are {ackId, '', status, ...}), then the copies it let go of (see let_go)}; {-4, salt} when the node checked the tokens with
 -- another salt than the consumer's (it was deleted and made again, or the node knew none); -1
 -- when the consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
+answers_let_go = true
 if ARGV[1] ~= string.sub(cfg.salt, 1, 8) then return {-4, cfg.salt} end
 local now = clock()
 local acked_count = 0
@@ -60,8 +61,10 @@ local function ack_all(ids, entries, seqs, sizes)
   end
   if #acked == 0 then return statuses end
   for _, id in ipairs(listed) do note_ack(id, now) end
+  local values = let_go_all(acked)
   for i, id in ipairs(acked) do
-    spool_less(id, ackedSizes[i] or redis.call('HSTRLEN', K.events, id))
+    local value = not ackedSizes[i] and (values and values[i] or redis.call('HGET', K.events, id))
+    spool_less(id, ackedSizes[i] or (value and event_bytes(value)) or 0)
   end
   call_each('HDEL', K.events, acked, 1)
   call_each('HDEL', K.deliveries, acked, 1)
@@ -135,4 +138,6 @@ write_memory()
 -- room below maxUnacked: a poll held back by it may go on
 if acked_count > 0 then wake_waiter(cfg) end
 if acked_count > 0 and ARGV[4 * m + 4] == '1' then tell_windows(cfg, now) end
+-- last, after the batches: the copies to release (see let_go)
+table.insert(result, let_go_copies)
 return result

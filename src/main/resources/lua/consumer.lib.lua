@@ -55,10 +55,13 @@
 -- KEYS[27] forgets    ZSET   those fields -> when they go (see forget_due): one structure for what
 --                            would otherwise be keys of their own, built inside scripts, which a
 --                            Redis Cluster could not tell a script's slot by, nor migrate safely
--- Scripts may add keys of their own from KEYS[28] on (EXTRA_KEY).
+-- KEYS[28] copies     HASH   copyId -> how many of that stored copy's events the consumer holds,
+--                            in the shared layout (docs/internals.md; see let_go)
+-- KEYS[29] freed      LIST   copyIds the consumer let go of, for the scheduler to release
+-- Scripts may add keys of their own from KEYS[30] on (EXTRA_KEY).
 -- Numbers handed to redis.call are formatted with sprintf each time: hot loops pass strings.
 local KEYS, ARGV, K
-local EXTRA_KEY = 28
+local EXTRA_KEY = 30
 -- Variadic commands: one redis.call for many members costs far less than one per member (each
 -- call converts its arguments, and with AOF every write call is logged on its own). Lua's C stack
 -- caps how many arguments one call may take, so long lists go in pieces of CALL_ARGS.
@@ -702,7 +705,80 @@ end
 
 -- The key a stored event was published with (its blob's third member), or nil; an empty key is
 -- none, as at publish (PendingPublish sends '' for both).
+-- The shared layout (docs/internals.md): an events value that starts with a digit is a stub,
+-- '<size>[@<copyId>][ <key>]', the event's bytes being in a stored copy; any other is the event's
+-- blob itself (the inline layout; a blob starts with '"').
+local function is_stub(value)
+  return string.find(value, '^%d') ~= nil
+end
+
+-- The bytes an event counts for in quotas and batches: its blob's length.
+local function event_bytes(value)
+  if not is_stub(value) then return #value end
+  return tonumber(string.match(value, '^%d+'))
+end
+
+-- The copy holding a stub's event: the one its stub names, else the one its eventId names.
+local function copy_of(id, stub)
+  return string.match(stub, '^%d+@([^ ]+)') or string.sub(id, 1, 26)
+end
+
+-- The copies this call let go of: the consumer holds none of their events any more (see let_go).
+-- A script that hands them to its node in its answer sets answers_let_go; for the others they go
+-- to the freed list, which the scheduler's step releases (freed_filed says it got some).
+local let_go_copies, answers_let_go, freed_filed
+
+-- The consumer no longer holds the event stored as `value` (its events value, read before it goes):
+-- one event less of its copy, and when that was the last, the copy is the node's to release
+-- (docs/internals.md, "Who frees what"). Nothing for an inline blob.
+local function let_go_counted(counts)
+  for copy, n in pairs(counts) do
+    if redis.call('HINCRBY', K.copies, copy, -n) <= 0 then
+      redis.call('HDEL', K.copies, copy)
+      if answers_let_go then
+        table.insert(let_go_copies, copy)
+      else
+        redis.call('RPUSH', K.freed, copy)
+        freed_filed = true
+      end
+    end
+  end
+end
+
+local function let_go(id, value)
+  if value and is_stub(value) then let_go_counted({[copy_of(id, value)] = 1}) end
+end
+
+-- let_go for each of these events, about to leave. Answers their events values when it read them,
+-- nil when the consumer holds no copy (so nothing to let go: every event of it is inline).
+local function let_go_all(ids)
+  if redis.call('EXISTS', K.copies) == 0 then return nil end
+  local values, counts = hmget(K.events, ids), {}
+  for i, id in ipairs(ids) do
+    local value = values[i]
+    if value and is_stub(value) then
+      local copy = copy_of(id, value)
+      counts[copy] = (counts[copy] or 0) + 1
+    end
+  end
+  let_go_counted(counts)
+  return values
+end
+
+-- Up to `limit` copyIds filed for release, taken off the list: the caller releases them, or a
+-- crash leaves them to their expiry (never early, docs/internals.md).
+local function take_freed(limit)
+  local ids = redis.call('LRANGE', K.freed, 0, limit - 1)
+  if #ids > 0 then redis.call('LTRIM', K.freed, #ids, -1) end
+  return ids
+end
+
 local function blob_key(blob)
+  if is_stub(blob) then
+    local key = string.match(blob, '^[^ ]* (.*)$')
+    if key == '' then return nil end
+    return key
+  end
   local from = select(2, string.find(blob, '^"eventId":"[^"]*","topic":"[^"]*","key":'))
   if not from or string.sub(blob, from + 1, from + 1) ~= '"' then return nil end
   local at = from + 2
@@ -898,7 +974,9 @@ local function forget(id)
     redis.call('ZREM', K.ready, id)
     release_key(id)
   end
-  local bytes = redis.call('HSTRLEN', K.events, id)
+  local value = redis.call('HGET', K.events, id)
+  local bytes = value and event_bytes(value) or 0
+  let_go(id, value)
   redis.call('HDEL', K.events, id)
   withdraw(id)
   redis.call('ZREM', K.expiry, id)
@@ -1159,7 +1237,8 @@ local function fail(cfg, id, seq, n, why, now)
     count({dropped = 1})
     return 'DROPPED'
   end
-  spool_less(id, redis.call('HSTRLEN', K.events, id))
+  local value = redis.call('HGET', K.events, id)
+  spool_less(id, value and event_bytes(value) or 0)
   redis.call('ZADD', why and K.dead or K.errors, now, id)
   redis.call('HSET', K.failures, id, cjson.encode({deadLetterReason = why, deliveryCount = tonumber(n),
     -- no nack reason (HGET's false) leaves the field out, as cjson would write false
@@ -1324,6 +1403,8 @@ local function next_due(cfg, ...)
   consider(tonumber(redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]))
   local forget = tonumber(redis.call('ZRANGE', K.forgets, 0, 0, 'WITHSCORES')[2])
   consider(forget and forget + FORGET_SLACK_MS)
+  -- copies let go of by a script that could not hand them to its node
+  if redis.call('LLEN', K.freed) > 0 then consider(clock()) end
   return next
 end
 
@@ -1502,7 +1583,7 @@ local function begin_call(keys, args)
     scheduled = keys[11], dead = keys[12], errors = keys[13], failures = keys[14], reasons = keys[15],
     ttl = keys[16], charged = keys[17], topicBytes = keys[18], realized = keys[19], gone = keys[20],
     delayed = keys[21], holders = keys[22], keyof = keys[23], behind = keys[24], ready = keys[25],
-    memory = keys[26], forgets = keys[27],
+    memory = keys[26], forgets = keys[27], copies = keys[28], freed = keys[29],
   }
   -- none for a script that reads many consumers' keys, each as its own begin_call
   CONSUMER = K.meta and string.match(K.meta, '{c:(.*)}:meta$')
@@ -1521,4 +1602,7 @@ local function begin_call(keys, args)
   spool_change = {bytes = 0, events = 0, figures = false}
   charges_in_use = nil
   counters = nil
+  let_go_copies = {}
+  answers_let_go = false
+  freed_filed = false
 end

@@ -16,7 +16,8 @@ local out = {}
 for _, id in ipairs(ids) do
   if redis.call('ZSCORE', queue, id) then
     table.insert(out, id)
-    table.insert(out, redis.call('HSTRLEN', K.events, id))
+    local value = redis.call('HGET', K.events, id)
+    table.insert(out, value and event_bytes(value) or 0)
   end
 end
 return out

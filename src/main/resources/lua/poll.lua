@@ -65,7 +65,7 @@ local maxBytes, bytes, full = tonumber(ARGV[9]), 0, false
 
 -- Whether the event of `blob` still fits in the batch; the first always does.
 local function fits(blob)
-  if not blob or handed == 0 or bytes + #blob <= maxBytes then return true end
+  if not blob or handed == 0 or bytes + event_bytes(blob) <= maxBytes then return true end
   full = true
   return false
 end
@@ -96,8 +96,9 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     fail(cfg, id, seq, tonumber(n) - 1, 'MAX_DELIVERIES', now)
     return
   end
+  local blobBytes = event_bytes(blob)
   handed = handed + 1
-  bytes = bytes + #blob
+  bytes = bytes + blobBytes
   if from then redelivered = redelivered + 1 end
   if cfg.auto then
     -- at-most-once: handing out is acknowledging. A redelivery here is one handed out before the
@@ -106,10 +107,11 @@ local function hand_out(id, seq, n, from, firstAt, blob)
       withdraw(id)
       unacked_changed()
     end
+    let_go(id, blob)
     redis.call('HDEL', K.events, id)
     if from or uses_expiry() then redis.call('ZREM', K.expiry, id) end
     drop_ttl(id)
-    spool_less(id, #blob)
+    spool_less(id, blobBytes)
     remember_ack(tonumber(seq))
     release_key(id)
     if from then
@@ -122,7 +124,7 @@ local function hand_out(id, seq, n, from, firstAt, blob)
     table.insert(out, blob)
     return
   end
-  local size = tostring(#blob)
+  local size = tostring(blobBytes)
   local entry = n .. ':' .. seq .. ':' .. mark .. size
   if from then
     -- a redelivery has a list of its history: the earlier hand-out's entry (if not there yet) and
@@ -244,6 +246,8 @@ end
 -- a full batch may have left more behind, and so may a call that dropped dead backlog pairs (see
 -- take_backlog) or let an event's turn come (auto ack): the next waiter takes it on
 if handed == max or full or dropped_dead or keys_passed then wake_waiter(cfg) end
+-- copies let go of on the way (auto ack, expiries): the scheduler's step releases them now
+if freed_filed then out[4] = now end
 if ARGV[7] ~= '' then
   local figures = spool_figures()
   out[5] = #figures

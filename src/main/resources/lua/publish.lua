@@ -5,7 +5,8 @@
 -- ARGV[2] the dedup window in ms (publish.idempotencyWindowMs)
 -- ARGV[3] the room held for the round in the consumer's own quota (own_hold.lua), '' for none: this
 --         call takes it, so that its events fit
--- ARGV[4..] septuples of eventId, blob, ttlMs ('' for none), the event's topic when it counts
+-- ARGV[4..] septuples of eventId, blob (or in the shared layout its stub, '<size>[@<copyId>]',
+-- the bytes being in a stored copy: docs/internals.md), ttlMs ('' for none), the event's topic when it counts
 -- against that topic's quota ('' otherwise), flags, the time before which it may not be handed
 -- out ('' for none; one in the past means now), and its key ('' for none). Flags: K when it was published with an
 -- idempotencyKey (such an event is spooled at most once for this consumer within the window,
@@ -31,7 +32,21 @@ if not cfg then return -1 end
 -- still held)
 if ARGV[3] ~= '' then release_own_holds({'q:' .. ARGV[3]}) end
 local events = (#ARGV - 3) / 7
+-- the copies the call's stubs name: each one this consumer takes none of is let go of at once
+local named = {}
+for i = 5, #ARGV, 7 do
+  if is_stub(ARGV[i]) then named[copy_of(ARGV[i - 1], ARGV[i])] = true end
+end
+local function let_go_untaken()
+  local untaken = {}
+  for copy in pairs(named) do
+    if redis.call('HEXISTS', K.copies, copy) == 0 then table.insert(untaken, copy) end
+  end
+  call_each('RPUSH', K.freed, untaken, 1)
+  return #untaken
+end
 if not cfg.enabled then
+  let_go_untaken()
   if cfg.refusesForAll then return -2 end
   count({discarded = events})
   return -3
@@ -67,15 +82,17 @@ local held = {}
 for i, blob in ipairs(hmget(K.events, ids)) do
   if blob then held[ids[i]] = true end
 end
+local taken = {}
 for i = 4, #ARGV, 7 do
   local id, blob, ttl, topic = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
   local deliverAt, key = tonumber(ARGV[i + 5]), ARGV[i + 6]
+  local size = event_bytes(blob)
   seq = seq + 1
   local flags = ARGV[i + 4]
   local isKeyed = string.find(flags, 'K', 1, true)
   -- an event published with a key that this consumer had already: not taken again, not refused
   local fresh = not held[id] and not (isKeyed and redis.call('ZSCORE', idempotent, id))
-  if fresh and not string.find(flags, 'F', 1, true) and not quota.fits(#blob) then
+  if fresh and not string.find(flags, 'F', 1, true) and not quota.fits(size) then
     fresh = false
     table.insert(refused, id)
     if not cfg.refusesForAll then discarded = discarded + 1 end
@@ -92,6 +109,12 @@ for i = 4, #ARGV, 7 do
   if fresh then
     held[id] = true
     spooled = spooled + 1
+    if is_stub(blob) then
+      -- a stub carries the event's key, for a redrive to find its line (blob_key)
+      local copy = copy_of(id, blob)
+      taken[copy] = (taken[copy] or 0) + 1
+      if key ~= '' then blob = blob .. ' ' .. key end
+    end
     blobs[2 * spooled - 1], blobs[2 * spooled] = id, blob
     local waits = deliverAt and deliverAt > now
     local behind = lines and key ~= '' and not lines.join(key, seq, id)
@@ -105,12 +128,12 @@ for i = 4, #ARGV, 7 do
       -- %d: some Redis versions (7.2.0-7.2.4) write a Lua number such as 100000000 as 1e+08
       backlog[2 * queued - 1], backlog[2 * queued] = id, string.format('%d', seq)
     end
-    quota.take(#blob)
-    spool_more(#blob, 1)
+    quota.take(size)
+    spool_more(size, 1)
     if topic ~= '' then
       table.insert(charged, id)
       table.insert(charged, topic)
-      topicBytes[topic] = (topicBytes[topic] or 0) + #blob
+      topicBytes[topic] = (topicBytes[topic] or 0) + size
     end
     -- the smaller of the event's ttlMs and the consumer's maxTtlMs, when it ends before retention
     if cfg.maxTtlMs > 0 and (not ttl or cfg.maxTtlMs < ttl) then ttl = cfg.maxTtlMs end
@@ -129,6 +152,10 @@ for i = 4, #ARGV, 7 do
   end
 end
 call_each('HSET', K.events, blobs, 2)
+for copy, n in pairs(taken) do
+  redis.call('HINCRBY', K.copies, copy, n)
+end
+local untaken = let_go_untaken()
 enter_backlog(backlog)
 if lines then lines.write() end
 call_each('ZADD', idempotent, keyed, 2)
@@ -150,6 +177,8 @@ if earliest >= 0 and tonumber(redis.call('ZRANGE', K.expiry, 0, 0, 'WITHSCORES')
 end
 -- the step at that time files the rest (next_due reads the expiry index and the delays)
 if firstIndexed and (earliest < 0 or firstIndexed < earliest) then earliest = firstIndexed end
+-- copies it took none of: the scheduler's step releases them now
+if untaken > 0 then earliest = clock() end
 realize(ARGV[1])
 count({published = spooled, discarded = discarded})
 if spooled > 0 then wake_waiter(cfg) end

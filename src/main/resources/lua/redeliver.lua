@@ -2,9 +2,11 @@
 -- their retention leave, delayed events whose time came enter the backlog, memory whose time came
 -- goes. Bounded by ARGV[1] per kind of work, so its cost follows the work due.
 -- ARGV[1] most entries to move per kind
--- Returns the time the consumer next needs the scheduler, or -1 when it holds nothing timed.
+-- Returns {the time the consumer next needs the scheduler, or -1 when it holds nothing timed, then
+-- the copies for the node to release (let go of by this step, or filed by earlier calls)}.
 local cfg = settings()
-if not cfg then return -1 end
+if not cfg then return {-1} end
+answers_let_go = true
 local now = clock()
 local limit = tonumber(ARGV[1])
 make_due_stale(cfg, now, limit)
@@ -17,5 +19,7 @@ write_memory()
 local more = forget_due(now, limit)
 
 wake_waiter(cfg)
-if more then return now end
-return next_due(cfg, next_redelivery(now))
+local release = let_go_copies
+for _, copy in ipairs(take_freed(limit)) do table.insert(release, copy) end
+local due = (more or redis.call('LLEN', K.freed) > 0) and now or next_due(cfg, next_redelivery(now))
+return {due, unpack(release)}

@@ -31,9 +31,10 @@ local function redrive(id)
   local seq = cjson.decode(failure).seq or redis.call('HINCRBY', K.meta, 'seq', 1)
   -- with ordering by key, it joins its key's line again, placed by its arrival: it may have to
   -- wait for its turn
-  local key = cfg.ordering and blob_key(redis.call('HGET', K.events, id))
+  local value = redis.call('HGET', K.events, id)
+  local key = cfg.ordering and blob_key(value)
   local line = key and key_joins({key})
-  local bytes = redis.call('HSTRLEN', K.events, id)
+  local bytes = event_bytes(value)
   if not quota.fits(bytes) then
     full = 1
     return 'QUOTA_EXCEEDED'

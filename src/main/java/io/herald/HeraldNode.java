@@ -13,11 +13,13 @@ import io.herald.console.ConsoleWatchers;
 import io.herald.consumer.BacklogUpgrade;
 import io.herald.consumer.ConsumerDirectory;
 import io.herald.consumer.ConsumerStore;
+import io.herald.copy.Copies;
 import io.herald.delivery.NotificationVerticle;
 import io.herald.delivery.PollService;
 import io.herald.http.ApiServices;
 import io.herald.http.HttpApiVerticle;
 import io.herald.publish.AlertPublisherVerticle;
+import io.herald.publish.EventIds;
 import io.herald.publish.PublishService;
 import io.herald.lifecycle.Drain;
 import io.herald.metrics.ConsumerGauges;
@@ -61,6 +63,8 @@ public final class HeraldNode {
   private static final System.Logger LOG = System.getLogger(HeraldNode.class.getName());
   /** How long a start waits for a Redis Cluster to serve, and how often it asks. */
   private static final long CLUSTER_WAIT_NANOS = 30_000_000_000L;
+  /** The copies of events a node keeps decoded (docs/internals.md): a few seconds of a busy node's rounds. */
+  private static final long COPY_CACHE_BYTES = 64L << 20;
   private static final long CLUSTER_WAIT_STEP_MS = 100;
 
   private final Vertx vertx;
@@ -139,7 +143,6 @@ public final class HeraldNode {
     Supplier<RedisStore> stores = () -> RedisStore.pipelined(vertx, target, redis.timeoutMs(), redis.replicaWait())
         .watchingSpool(ledger::touched).measuring(metrics).sharingScriptsOf(nodeStore);
     ConsumerDirectory directory = new ConsumerDirectory(nodeStore);
-    ConsumerStore consumers = new ConsumerStore(nodeStore);
     TopicDirectory topics = new TopicDirectory(nodeStore);
     int port = config.http().port() == 0 ? freePort() : config.http().port();
     Integer configuredManagement = config.management().port();
@@ -149,22 +152,28 @@ public final class HeraldNode {
     String node = HexFormat.of().formatHex(SECURE_RANDOM.generateSeed(6));
     AtomicInteger instances = new AtomicInteger();
     RedisClock clock = new RedisClock();
+    // one maker for the node's HTTP verticles: a node's ids sort in the order it made them
+    EventIds eventIds = new EventIds(clock);
     ConsumerSalts salts = new ConsumerSalts();
     Drain drain = new Drain();
     ConsoleWatchers watchers = new ConsoleWatchers();
     AtomicReference<HttpApiVerticle> api = new AtomicReference<>();
+    Copies copies = new Copies(COPY_CACHE_BYTES);
+    ConsumerStore consumers = new ConsumerStore(nodeStore, copies);
 
     // the configuration's consumers are written again at every start, so their writes need no
     // replica's confirmation: a node starts while a replica is away (its publishes wait for one)
     RedisStore startStore = redis.replicaWait().waits()
         ? RedisStore.pooled(vertx, target, redis.poolSize(), redis.timeoutMs()).sharingScriptsOf(nodeStore) : nodeStore;
-    ConsumerStore declared = startStore == nodeStore ? consumers : new ConsumerStore(startStore);
+    ConsumerStore declared = startStore == nodeStore ? consumers : new ConsumerStore(startStore, copies);
 
     return nodeStore.loadFunctions()
         .recover(failure -> Future.failedFuture(new IllegalStateException("cannot use Redis at " + target + " ("
             + target.settings() + "): " + Objects.toString(failure.getMessage(), failure.toString()), failure)))
         .compose(ok -> !nodeStore.isCluster() ? Future.succeededFuture()
             : untilServing(vertx, nodeStore, System.nanoTime() + CLUSTER_WAIT_NANOS, false))
+        // before the configuration's consumers are written: a Redis without any is a new installation
+        .compose(ok -> copies.readLayout(nodeStore))
         .compose(ok -> Future.all(config.consumers().values().stream().map(declared::put).toList()))
         .eventually(() -> startStore == nodeStore ? Future.succeededFuture() : startStore.close())
         .compose(ok -> Future.all(config.topics().values().stream().map(topics::put).toList()))
@@ -172,20 +181,20 @@ public final class HeraldNode {
         .compose(ok -> BacklogUpgrade.run(nodeStore, directory.all().keySet()))
         .compose(ok -> topics.reload())
         .compose(ok -> deploy(vertx, deployments, new NotificationVerticle(stores, directory, topics, node), 1))
-        .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores, salts), 1))
+        .compose(ok -> deploy(vertx, deployments, new AckTrackerVerticle(stores, salts, copies), 1))
         .compose(ok -> deploy(vertx, deployments, new RedeliverySchedulerVerticle(stores, directory,
-            config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs(), metrics), 1))
+            config.scheduler().tickMs(), config.scheduler().batchSize(), config.scheduler().sweepMs(), metrics, copies), 1))
         .compose(ok -> deploy(vertx, deployments, new ConsumerGauges(stores, directory, metrics, watchers,
             config.management().consumerGaugesMs()), 1))
         .compose(ok -> deploy(vertx, deployments, new SpoolAccountVerticle(stores, directory, ledger), 1))
-        .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger, clock, metrics), 1))
+        .compose(ok -> deploy(vertx, deployments, new AlertPublisherVerticle(stores, directory, topics, ledger, clock, metrics, copies), 1))
         .compose(ok -> config.management().port() == null ? Future.succeededFuture()
             : deploy(vertx, deployments, new ManagementVerticle(stores, drain, metrics,
                 authenticator == Authenticator.OPEN ? OPEN_HOST : config.management().host(), managementPort), 1))
         .compose(ok -> vertx.deployVerticle(() -> {
           HttpApiVerticle instance = new HttpApiVerticle(
-              apiServices(vertx, config, stores.get(), directory, topics, ledger, clock, salts, drain, metrics,
-                  node + "/" + instances.incrementAndGet()),
+              apiServices(vertx, config, stores.get(), directory, topics, ledger, eventIds, salts, drain, metrics,
+                  node + "/" + instances.incrementAndGet(), copies),
               directory, topics, ledger, host, port, config.http(), authenticator, metrics, watchers);
           api.compareAndSet(null, instance);
           return instance;
@@ -221,19 +230,20 @@ public final class HeraldNode {
 
   /** The services of one HTTP verticle instance, on its own pipelined connection {@code store}. */
   private static ApiServices apiServices(Vertx vertx, HeraldConfig config, RedisStore store, ConsumerDirectory directory,
-      TopicDirectory topics, SpoolLedger ledger, RedisClock clock, ConsumerSalts salts, Drain drain,
-      HeraldMetrics metrics, String waiterPrefix) {
+      TopicDirectory topics, SpoolLedger ledger, EventIds eventIds, ConsumerSalts salts, Drain drain,
+      HeraldMetrics metrics, String waiterPrefix, Copies copies) {
     HeraldConfig.Http http = config.http();
     DueTimes dueTimes = new DueTimes(vertx, store);
     HoldSettler settler = new HoldSettler(vertx, store, ledger);
     PublishService publisher = new PublishService(vertx, store, directory, topics, ledger, settler, http.maxEventBytes(),
-        dueTimes, config.publishing().idempotencyWindowMs(), clock, drain, metrics);
-    PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, salts, waiterPrefix, drain, metrics);
+        dueTimes, config.publishing().idempotencyWindowMs(), eventIds, drain, metrics, copies);
+    PollService poller = new PollService(vertx, store, dueTimes, ledger, settler, salts, waiterPrefix, drain, metrics,
+        copies);
     Acks acks = new Acks(vertx, config.redis().timeoutMs(), metrics);
     Settlements settlements = new Settlements(store, dueTimes);
     WebSocketGateway sockets = new WebSocketGateway(vertx, poller, new RateLimiter(store), acks, settlements, publisher,
         http.pingIntervalMs(), http.pongTimeoutMs(), (int) http.maxFrameBytes(), drain);
-    return new ApiServices(store, publisher, poller, acks, settlements, settler, sockets, waiterPrefix, drain);
+    return new ApiServices(store, publisher, poller, acks, settlements, settler, sockets, waiterPrefix, drain, copies);
   }
 
   private static Future<Void> deploy(Vertx vertx, List<String> deployments,

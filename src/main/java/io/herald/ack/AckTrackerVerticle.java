@@ -1,6 +1,7 @@
 package io.herald.ack;
 
 import io.herald.Addresses;
+import io.herald.copy.Copies;
 import io.herald.protocol.ApiException;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
@@ -43,6 +44,7 @@ public final class AckTrackerVerticle extends VerticleBase {
 
   private final Supplier<RedisStore> stores;
   private final ConsumerSalts salts;
+  private final Copies copies;
   private RedisStore store;
   private MessageConsumer<JsonObject> consumer;
   /** Per consumer: the items of the next call, and the acks they stand for. */
@@ -50,9 +52,10 @@ public final class AckTrackerVerticle extends VerticleBase {
   private final Map<String, Integer> waitingAcks = new HashMap<>();
 
   /** @param salts the consumers' salts as this node heard them, to check ackIds with */
-  public AckTrackerVerticle(Supplier<RedisStore> stores, ConsumerSalts salts) {
+  public AckTrackerVerticle(Supplier<RedisStore> stores, ConsumerSalts salts, Copies copies) {
     this.stores = stores;
     this.salts = salts;
+    this.copies = copies;
   }
 
   /** One ack request, answered once each of its ackIds and batches has its result. */
@@ -208,6 +211,9 @@ public final class AckTrackerVerticle extends VerticleBase {
         item.request().statuses[item.index()] = reply.get(0).get(i).toString();
         settled(item.request());
       }
+      // after the batches, the copies the consumer let go of
+      Response letGo = reply.size() > batches.size() + 1 ? reply.get(batches.size() + 1) : null;
+      copies.releaseAnswered(store, name, letGo, 0);
       for (int b = 0; b < batches.size(); b++) {
         Item item = batches.get(b);
         Response rows = reply.get(b + 1);

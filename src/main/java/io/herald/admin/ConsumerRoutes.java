@@ -1,6 +1,7 @@
 package io.herald.admin;
 
 import io.herald.consumer.ConsumerDirectory;
+import io.herald.copy.Copies;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.consumer.ConsumerStore;
 import io.herald.http.Responses;
@@ -28,10 +29,10 @@ public final class ConsumerRoutes {
   private final ConsumerDirectory directory;
   private final ConsumerStore consumers;
 
-  public ConsumerRoutes(RedisStore store, ConsumerDirectory directory) {
+  public ConsumerRoutes(RedisStore store, ConsumerDirectory directory, Copies copies) {
     this.store = store;
     this.directory = directory;
-    this.consumers = new ConsumerStore(store);
+    this.consumers = new ConsumerStore(store, copies);
   }
 
   public void mount(Router router) {

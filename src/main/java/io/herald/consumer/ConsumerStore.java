@@ -1,11 +1,13 @@
 package io.herald.consumer;
 
+import io.herald.copy.Copies;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.vertx.core.Future;
 import io.vertx.redis.client.Command;
 import io.vertx.redis.client.Request;
+import io.vertx.redis.client.ResponseType;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -15,9 +17,11 @@ import java.util.List;
 public final class ConsumerStore {
   private static final SecureRandom RANDOM = new SecureRandom();
   private final RedisStore store;
+  private final Copies copies;
 
-  public ConsumerStore(RedisStore store) {
+  public ConsumerStore(RedisStore store, Copies copies) {
     this.store = store;
+    this.copies = copies;
   }
 
   /**
@@ -37,12 +41,26 @@ public final class ConsumerStore {
             .map(ignored -> created.toInteger() == 1));
   }
 
-  /** Removes the consumer from the list first so no node spools for it, then its keys. */
+  /**
+   * Removes the consumer from the list first so no node spools for it, then its keys; then, in the
+   * background, releases the stored copies it held (docs/internals.md).
+   */
   public Future<Boolean> delete(String name) {
     return store.sendConfirmed(Request.cmd(Command.HDEL).arg(Keys.CONSUMERS).arg(name))
-        .compose(removed -> store.eval(Script.CONSUMER_DELETE, Keys.spool(name), List.of())
-            .compose(deleted -> announce(name)
-                .map(ignored -> removed.toInteger() == 1 || deleted.toInteger() == 1)));
+        .compose(removed -> store.eval(Script.CONSUMER_DELETE, deleteKeys(name), List.of())
+            .compose(deleted -> {
+              if (deleted.type() == ResponseType.MULTI) {
+                copies.releaseLeaving(store, name, deleted.get(1).toString());
+              }
+              return announce(name).map(ignored -> removed.toInteger() == 1
+                  || deleted.type() == ResponseType.MULTI || deleted.toInteger() == 1);
+            }));
+  }
+
+  private static List<String> deleteKeys(String name) {
+    List<String> keys = new ArrayList<>(Keys.spool(name));
+    keys.add(Keys.leaving(name));
+    return keys;
   }
 
   private Future<Void> announce(String name) {

@@ -2,6 +2,9 @@ package io.herald.deadletter;
 
 import io.herald.ack.Acks;
 import io.herald.consumer.ConsumerDirectory;
+import io.herald.copy.Copies;
+import io.herald.copy.EventCopy;
+import io.herald.copy.Stubs;
 import io.herald.consumer.ConsumerScripts;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.http.Responses;
@@ -25,6 +28,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The dead-letter queue ({@code .../dead-letters/}) and the error queue ({@code .../errors/}) of a
@@ -40,10 +44,12 @@ public final class FailedEventRoutes {
   private final RedisStore store;
   private final ConsumerDirectory directory;
   private final Redrives redrives;
+  private final Copies copies;
 
   public FailedEventRoutes(Vertx vertx, RedisStore store, ConsumerDirectory directory, SpoolLedger ledger,
-      HoldSettler settler) {
+      HoldSettler settler, Copies copies) {
     this.store = store;
+    this.copies = copies;
     this.directory = directory;
     this.redrives = new Redrives(vertx, store, ledger, settler);
   }
@@ -69,19 +75,54 @@ public final class FailedEventRoutes {
         List<String> keys = new ArrayList<>(Keys.consumer(consumer));
         keys.add(Keys.batch(consumer, batchAckId));
         return run(consumer, Script.FAILED_POLL, keys, List.of(kind, maxEvents == null ? 10 : maxEvents));
-      }).map(reply -> batch(reply, batchAckId));
+      }).compose(reply -> blobs(reply).map(blobs -> batch(reply, blobs, batchAckId)));
     });
   }
 
+  /**
+   * The blobs of the events read, in order: as Redis held them (inline), or from their copies
+   * (docs/internals.md); null for one whose copy is gone (left out of the batch).
+   */
+  private Future<List<Buffer>> blobs(Response reply) {
+    List<String> copyIds = new ArrayList<>();
+    for (int i = 0; i < reply.size(); i += 3) {
+      String copyId = Stubs.copyOf(eventIdOf(reply.get(i).toString()), reply.get(i + 1));
+      if (copyId != null) {
+        copyIds.add(copyId);
+      }
+    }
+    Future<Map<String, EventCopy>> read = copyIds.isEmpty() ? Future.succeededFuture(Map.of())
+        : copies.read(store, copyIds);
+    return read.map(found -> {
+      List<Buffer> blobs = new ArrayList<>();
+      for (int i = 0; i < reply.size(); i += 3) {
+        String eventId = eventIdOf(reply.get(i).toString());
+        String copyId = Stubs.copyOf(eventId, reply.get(i + 1));
+        blobs.add(copyId == null ? reply.get(i + 1).toBuffer() : Stubs.blob(found.get(copyId), eventId));
+      }
+      return blobs;
+    });
+  }
+
+  /** An ackId's eventId: what comes before its first dot. */
+  private static String eventIdOf(String ackId) {
+    return ackId.substring(0, Math.max(0, ackId.indexOf('.')));
+  }
+
   /** The batch body: each event as stored, with its ackId and why it is in the queue. */
-  private static Buffer batch(Response reply, String batchAckId) {
+  private static Buffer batch(Response reply, List<Buffer> blobs, String batchAckId) {
     Buffer json = Buffer.buffer().appendString("{\"batchAckId\":")
         .appendString(reply.size() > 0 ? "\"" + batchAckId + "\"" : "null").appendString(",\"events\":[");
+    boolean first = true;
     for (int i = 0; i < reply.size(); i += 3) {
+      Buffer blob = blobs.get(i / 3);
+      if (blob == null) {
+        continue;
+      }
       JsonObject failure = new JsonObject(reply.get(i + 2).toString());
-      json.appendString(i == 0 ? "{" : ",{")
+      json.appendString(first ? "{" : ",{")
           .appendString("\"ackId\":\"").appendString(reply.get(i).toString()).appendString("\",")
-          .appendBuffer(reply.get(i + 1).toBuffer())
+          .appendBuffer(blob)
           .appendString(",\"deliveryCount\":").appendString(String.valueOf(failure.getLong("deliveryCount")));
       if (failure.containsKey("deadLetterReason")) {
         json.appendString(",\"deadLetterReason\":").appendString(Json.encode(failure.getString("deadLetterReason")));
@@ -91,6 +132,7 @@ public final class FailedEventRoutes {
         json.appendString(",\"reason\":").appendString(Json.encode(reason));
       }
       json.appendString("}");
+      first = false;
     }
     return json.appendString("]}");
   }

@@ -7,6 +7,8 @@ import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
 import io.herald.lifecycle.Drain;
 import io.herald.metrics.HeraldMetrics;
+import io.herald.copy.Copies;
+import io.herald.copy.Stubs;
 import io.herald.publish.EventIds;
 import io.herald.quota.HoldSettler;
 import io.herald.quota.SpoolFigures;
@@ -58,6 +60,7 @@ public final class PollService {
   /** This node's id, as its wake-up channel and the events' history name it. */
   private final String node;
   private final Drain drain;
+  private final Copies copies;
   private final HeraldMetrics metrics;
 
   /**
@@ -69,8 +72,9 @@ public final class PollService {
    * @param metrics      counts deliveries, redeliveries and their lag
    */
   public PollService(Vertx vertx, RedisStore store, DueTimes dueTimes, SpoolLedger ledger, HoldSettler settler,
-      ConsumerSalts salts, String waiterPrefix, Drain drain, HeraldMetrics metrics) {
+      ConsumerSalts salts, String waiterPrefix, Drain drain, HeraldMetrics metrics, Copies copies) {
     this.drain = drain;
+    this.copies = copies;
     this.metrics = metrics;
     this.salts = salts;
     this.vertx = vertx;
@@ -228,23 +232,14 @@ public final class PollService {
             int handed = (reply.size() - FIRST_EVENT - reply.get(4).toInteger()) / 4;
             if (handed > 0 || remainingMs == 0 || answer.future().isComplete()) {
               long nextDue = reply.get(3).toLong();
-              if (handed > 0) {
+              if (nextDue >= 0) {
                 dueTimes.file(consumer.name(), nextDue);
               }
               String salt = reply.get(5).toString();
               salts.heard(consumer.name(), salt);
               // the script's mode, not this node's copy of it, tells whether they need acks
               boolean auto = reply.get(6).toString().isEmpty();
-              Batch batch = encode(reply, handed, auto ? null : batchAckId, salt, mark);
-              if (answer.future().isComplete()) {
-                // the client went away while this attempt ran: what it handed out reached no one,
-                // and goes out again after its backoff rather than at its deadline
-                release(consumer, batch.ackIds()).onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
-                    "Deliveries of a poll whose client went away wait for their deadline: " + failure.getMessage()));
-              } else {
-                finish(Future.succeededFuture(batch));
-                measure(reply, handed);
-              }
+              blobs(reply, handed).onComplete(read -> answer(reply, handed, read, auto ? null : batchAckId, salt, mark));
             } else if (reply.get(2).toInteger() == 2) {
               // held back by maxUnackedTotal: the ledger tells of room once, and that may come
               // between this attempt and its parking, so a held-back poll also asks again soon
@@ -259,6 +254,69 @@ public final class PollService {
               settler.settle(List.of(holdId), figures(done));
             }
           });
+    }
+
+    /**
+     * Answers with the batch of the events handed out, their blobs read ({@code read}); when the
+     * copies could not be read, the deliveries go out again after their backoff.
+     */
+    private void answer(Response reply, int handed, AsyncResult<List<Buffer>> read, String batchAckId, String salt,
+        String mark) {
+      if (read.failed()) {
+        Batch unread = encode(reply, java.util.Collections.nCopies(handed, Buffer.buffer()), batchAckId, salt, mark);
+        release(consumer, unread.ackIds());
+        finish(Future.failedFuture(ApiException.from(read.cause(), true)));
+        return;
+      }
+      Batch batch = encode(reply, read.result(), batchAckId, salt, mark);
+      if (answer.future().isComplete()) {
+        // the client went away while this attempt ran: what it handed out reached no one,
+        // and goes out again after its backoff rather than at its deadline
+        release(consumer, batch.ackIds()).onFailure(failure -> LOG.log(System.Logger.Level.WARNING,
+            "Deliveries of a poll whose client went away wait for their deadline: " + failure.getMessage()));
+      } else {
+        finish(Future.succeededFuture(batch));
+        measure(reply, handed);
+      }
+    }
+
+    /**
+     * The blobs of the events handed out, in order: as Redis held them (inline), or read from their
+     * copies (docs/internals.md); an event whose copy is gone is dropped (lost_copy.lua), its blob null.
+     */
+    private Future<List<Buffer>> blobs(Response reply, int handed) {
+      List<String> copyIds = new ArrayList<>();
+      for (int i = 0; i < handed; i++) {
+        String copyId = Stubs.copyOf(reply.get(FIRST_EVENT + i * 4).toString(), reply.get(FIRST_EVENT + i * 4 + 3));
+        if (copyId != null) {
+          copyIds.add(copyId);
+        }
+      }
+      if (copyIds.isEmpty()) {
+        List<Buffer> inline = new ArrayList<>(handed);
+        for (int i = 0; i < handed; i++) {
+          inline.add(reply.get(FIRST_EVENT + i * 4 + 3).toBuffer());
+        }
+        return Future.succeededFuture(inline);
+      }
+      return copies.read(store, copyIds).map(found -> {
+        List<Buffer> blobs = new ArrayList<>(handed);
+        List<String> lost = new ArrayList<>();
+        for (int i = 0; i < handed; i++) {
+          String eventId = reply.get(FIRST_EVENT + i * 4).toString();
+          Response value = reply.get(FIRST_EVENT + i * 4 + 3);
+          String copyId = Stubs.copyOf(eventId, value);
+          Buffer blob = copyId == null ? value.toBuffer() : Stubs.blob(found.get(copyId), eventId);
+          if (blob == null) {
+            lost.add(eventId);
+          }
+          blobs.add(blob);
+        }
+        if (!lost.isEmpty()) {
+          dropLost(consumer, lost);
+        }
+        return blobs;
+      });
     }
 
     /** Counts a batch handed out: its redeliveries, and of first deliveries the time since their publish. */
@@ -344,6 +402,17 @@ public final class PollService {
   }
 
   /**
+   * Drops deliveries whose stored copy is gone (a failover without redis.waitReplicas lost it, or it
+   * expired): nothing can deliver them, and they would come back forever.
+   */
+  private void dropLost(ConsumerSettings consumer, List<String> eventIds) {
+    LOG.log(System.Logger.Level.ERROR, "The stored copies of " + eventIds.size() + " events of consumer '"
+        + consumer.name() + "' are gone; they are dropped: " + eventIds);
+    store.eval(Script.LOST_COPY, Keys.consumer(consumer.name()), eventIds).onFailure(failure -> LOG.log(
+        System.Logger.Level.WARNING, "Could not drop events whose copies are gone: " + failure.getMessage()));
+  }
+
+  /**
    * Those of {@code ackIds} whose deliveries are still out: their event's latest, handed out and
    * not settled by any path (acked or nacked over HTTP or another socket, handed out again). Asked
    * by a full window: its instance is told of settlements by other paths for {@code tellMs} (see
@@ -366,14 +435,16 @@ public final class PollService {
   }
 
   /**
-   * The protocol's batch body, each event's members spliced in as Redis holds them; {@code batchAckId}
-   * null in auto ack mode (no ackIds then).
+   * The protocol's batch body, each event's members spliced in from {@code blobs} (one per event
+   * handed out; null for one whose copy is gone, which is left out); {@code batchAckId} null in auto
+   * ack mode (no ackIds then). The ackIds' marks carry the sizes the script told.
    */
-  private static Batch encode(Response reply, int handed, String batchAckId, String salt, String mark) {
+  private static Batch encode(Response reply, List<Buffer> blobs, String batchAckId, String salt, String mark) {
+    int handed = blobs.size();
     List<String> ackIds = new ArrayList<>(handed);
     int size = 96;
-    for (int i = 0; i < handed; i++) {
-      size += reply.get(FIRST_EVENT + i * 4 + 3).toBuffer().length() + (batchAckId == null ? 40 : 200);
+    for (Buffer blob : blobs) {
+      size += (blob == null ? 0 : blob.length()) + (batchAckId == null ? 40 : 200);
     }
     Buffer json = Buffer.buffer(size); // sized once: growing copies the whole batch each time
     // the batch's size ends its batchAckId: the ack tracker packs its calls by it
@@ -381,15 +452,23 @@ public final class PollService {
         .appendString(handed > 0 && batchAckId != null ? "\"" + batchAckId + String.format("%03x", handed) + "\"" : "null")
         .appendString(",\"events\":[");
     String deadline = reply.get(6).toString();
+    boolean first = true;
     for (int i = 0; i < handed; i++) {
       int at = FIRST_EVENT + i * 4;
       String deliveryCount = reply.get(at + 2).toString();
-      json.appendString(i == 0 ? "{" : ",{");
-      Buffer blob = reply.get(at + 3).toBuffer();
+      Buffer blob = blobs.get(i);
+      String ackId = null;
       if (batchAckId != null) {
-        String ackId = AckIds.make(salt, reply.get(at).toString(), reply.get(at + 1).toString(), deliveryCount,
-            AckIds.mark(mark, blob.length()));
+        ackId = AckIds.make(salt, reply.get(at).toString(), reply.get(at + 1).toString(), deliveryCount,
+            AckIds.mark(mark, Stubs.size(reply.get(at + 3))));
         ackIds.add(ackId);
+      }
+      if (blob == null) {
+        continue;
+      }
+      json.appendString(first ? "{" : ",{");
+      first = false;
+      if (ackId != null) {
         json.appendString("\"ackId\":\"").appendString(ackId).appendString("\",");
       }
       json.appendBuffer(blob).appendString(",\"deliveryCount\":").appendString(deliveryCount);

@@ -81,7 +81,8 @@ public final class EventHistory {
           }
         }
         case "F" -> {
-          if (!entry[2].equals("REJECTED")) {
+          // a copy lost (lost_copy.lua) drops the event without a dead-letter reason
+          if (!entry[2].equals("REJECTED") && !entry[2].equals("COPY_LOST")) {
             event.put("deadLetterReason", entry[2]).put("deadLetteredAt", at);
             if (current != null && current.getValue("outcome") == null) {
               outcome(current, entry[2], at);

@@ -143,10 +143,10 @@ public final class HttpApiVerticle extends VerticleBase {
     new PublishRoutes(services.publisher()).mount(router);
     new PollRoutes(poller, directory).mount(router);
     new AckRoutes(services.acks(), services.settlements(), directory).mount(router);
-    new ConsumerRoutes(store, directory).mount(router);
+    new ConsumerRoutes(store, directory, services.copies()).mount(router);
     new TopicRoutes(topics).mount(router);
     stats.mount(router);
-    new FailedEventRoutes(vertx, store, directory, ledger, services.settler()).mount(router);
+    new FailedEventRoutes(vertx, store, directory, ledger, services.settler(), services.copies()).mount(router);
     new EventHistory(store, directory).mount(router);
     router.route().failureHandler(Responses::failure);
     router.errorHandler(404, ctx -> Responses.error(ctx, new ApiException(ErrorCode.NOT_FOUND,

@@ -2,6 +2,7 @@ package io.herald.publish;
 
 import io.herald.Addresses;
 import io.herald.consumer.ConsumerDirectory;
+import io.herald.copy.Copies;
 import io.herald.lifecycle.Drain;
 import io.herald.metrics.HeraldMetrics;
 import io.herald.quota.HoldSettler;
@@ -33,12 +34,14 @@ public final class AlertPublisherVerticle extends VerticleBase {
   private final RedisClock clock;
   /** The publisher's meters (its system publishes are not counted as clients' ones). */
   private final HeraldMetrics metrics;
+  private final Copies copies;
   private RedisStore store;
   private MessageConsumer<JsonObject> alerts;
 
   public AlertPublisherVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory, TopicDirectory topics,
-      SpoolLedger ledger, RedisClock clock, HeraldMetrics metrics) {
+      SpoolLedger ledger, RedisClock clock, HeraldMetrics metrics, Copies copies) {
     this.stores = stores;
+    this.copies = copies;
     this.metrics = metrics;
     this.clock = clock;
     this.directory = directory;
@@ -51,8 +54,8 @@ public final class AlertPublisherVerticle extends VerticleBase {
     store = stores.get();
     // alerts are small: the gateway's event size limit never refuses them
     PublishService publisher = new PublishService(vertx, store, directory, topics, ledger,
-        new HoldSettler(vertx, store, ledger), Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS, clock,
-        new Drain(), metrics); // alerts are the gateway's own publishes: never refused, never waited for
+        new HoldSettler(vertx, store, ledger), Long.MAX_VALUE, new DueTimes(vertx, store), ALERT_DEDUP_MS, new EventIds(clock),
+        new Drain(), metrics, copies); // alerts are the gateway's own publishes: never refused, never waited for
     alerts = vertx.eventBus().localConsumer(Addresses.ALERTS, message -> {
       JsonObject alert = message.body();
       publisher.publishSystem(alert.getString("topic"), alert.getJsonObject("payload"))

@@ -18,6 +18,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 /**
  * One publish request on its way through a round: which of its events may be spooled (size,
@@ -108,18 +109,23 @@ final class PendingPublish {
     return accepted;
   }
 
-  /** Gives each accepted event its eventId, from {@code sequence} on, and its blob; returns the next sequence. */
-  long assign(long publishedAt, long sequence) {
+  /** The payload sizes of the accepted events, in order: what their copies' blocks are cut by. */
+  IntStream acceptedPayloadSizes() {
+    return IntStream.range(0, events.size()).filter(i -> refusals[i] == null)
+        .map(i -> events.get(i).payload().length());
+  }
+
+  /** Gives each accepted event its eventId, the next of {@code blocks}, and its blob. */
+  void assign(long publishedAt, CopyBlocks blocks) {
     for (int i = 0; i < events.size(); i++) {
       if (refusals[i] == null) {
-        eventIds[i] = EventBlobs.eventId(publishedAt, sequence++);
+        eventIds[i] = EventBlobs.eventId(publishedAt, blocks.next(events.get(i).payload().length()));
         blobs[i] = EventBlobs.blob(eventIds[i], topic.name(), events.get(i), publishedAt);
         if (events.get(i).idempotencyKey() != null) {
           keyed.add(i);
         }
       }
     }
-    return sequence;
   }
 
   /** The accepted events with an idempotency key. */
@@ -367,6 +373,12 @@ final class PendingPublish {
   }
 
   /** The index of the event this request spools as {@code eventId}, or -1. */
+  /** Whether it spools {@code eventId} again, a repeat of a publish whose outcome was not known. */
+  boolean respools(String eventId) {
+    int index = spoolingIndex(eventId);
+    return index >= 0 && duplicates[index];
+  }
+
   private int spoolingIndex(String eventId) {
     for (int i = 0; i < events.size(); i++) {
       if (eventId.equals(eventIds[i]) && spooling(i)) {

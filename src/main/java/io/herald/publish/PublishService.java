@@ -1,6 +1,7 @@
 package io.herald.publish;
 
 import io.herald.consumer.ConsumerDirectory;
+import io.herald.copy.Copies;
 import io.herald.consumer.ConsumerSettings;
 import io.herald.protocol.ApiException;
 import io.herald.protocol.ErrorCode;
@@ -12,7 +13,6 @@ import io.herald.quota.SpoolFigures;
 import io.herald.quota.SpoolLedger;
 import io.herald.redelivery.DueTimes;
 import io.herald.store.Keys;
-import io.herald.store.RedisClock;
 import io.herald.store.RedisStore;
 import io.herald.store.Script;
 import io.herald.store.StoreException;
@@ -68,6 +68,7 @@ public final class PublishService {
   private final HeraldMetrics metrics;
   private final EventIds eventIds;
   private final OwnQuotaHolds ownQuotaHolds;
+  private final Copies copies;
   private List<PendingPublish> gathering = new ArrayList<>();
   private int gatheredEvents;
 
@@ -77,14 +78,16 @@ public final class PublishService {
    * @param idempotencyWindowMs how long a topic remembers an idempotencyKey
    * @param drain               refuses clients' publishes once the node drains, and waits for them
    * @param metrics             counts publishes by outcome and times them
+   * @param copies              the node's stored copies of events, and the layout they are spooled in
    */
   public PublishService(Vertx vertx, RedisStore store, ConsumerDirectory consumers, TopicDirectory topics,
       SpoolLedger ledger, HoldSettler settler, long maxEventBytes, DueTimes dueTimes, long idempotencyWindowMs,
-      RedisClock clock, Drain drain, HeraldMetrics metrics) {
+      EventIds eventIds, Drain drain, HeraldMetrics metrics, Copies copies) {
     this.vertx = vertx;
+    this.copies = copies;
     this.metrics = metrics;
     this.drain = drain;
-    this.eventIds = new EventIds(clock);
+    this.eventIds = eventIds;
     this.store = store;
     this.consumers = consumers;
     this.topics = topics;
@@ -229,13 +232,12 @@ public final class PublishService {
     if (round.isEmpty()) {
       return;
     }
-    int total = round.stream().mapToInt(PendingPublish::accepted).sum();
-    eventIds.reserve(store, total)
+    int[] payloadSizes = round.stream().flatMapToInt(PendingPublish::acceptedPayloadSizes).toArray();
+    eventIds.reserve(store, CopyBlocks.count(payloadSizes))
         .compose(ids -> {
-          long publishedAt = ids[0];
-          long sequence = ids[1];
+          CopyBlocks blocks = new CopyBlocks(ids[1]);
           for (PendingPublish publish : round) {
-            sequence = publish.assign(publishedAt, sequence);
+            publish.assign(ids[0], blocks);
           }
           return idempotency.claim(round);
         })
@@ -307,6 +309,30 @@ public final class PublishService {
     round.forEach(publish -> publish.addTo(spools));
     ownQuotaHolds.release(ownHold.consumers().stream().filter(consumer -> !spools.containsKey(consumer))
         .collect(java.util.stream.Collectors.toSet()), ownHold.id());
+    if (!copies.shared()) {
+      spoolCalls(round, holdId, holds, ownHold, spools);
+      return;
+    }
+    RoundCopies.write(copies, store, consumers, spools, id -> round.stream().anyMatch(p -> p.respools(id)))
+        .onFailure(failure -> {
+          round.forEach(p -> p.fail(failure));
+          if (StoreException.unreplicated(failure)) {
+            // the copies are on the primary, unconfirmed by its replicas: the round is spooled as a
+            // spool call unconfirmed by them is (held there, answered 503 all the same)
+            spoolCalls(round, holdId, holds, ownHold, spools);
+            return;
+          }
+          // no consumer took anything: what the round held is given back
+          if (holdId != null) {
+            settler.settle(holds, List.of());
+          }
+          ownQuotaHolds.release(ownHold.consumers(), ownHold.id());
+        })
+        .onSuccess(written -> spoolCalls(round, holdId, holds, ownHold, spools));
+  }
+
+  private void spoolCalls(List<PendingPublish> round, String holdId, List<String> holds, OwnHold ownHold,
+      Map<String, List<Object>> spools) {
     Map<String, Future<SpoolReply>> writes = new LinkedHashMap<>();
     List<SpoolFigures> figures = new ArrayList<>();
     spools.forEach((consumer, events) -> {
@@ -413,18 +439,44 @@ public final class PublishService {
       round.forEach(publish -> publish.overQuotaIn(id)
           .forEach(refuser -> again.computeIfAbsent(refuser, c -> new LinkedHashMap<>()).put(id, true)));
     }
-    List<Future<Void>> calls = new ArrayList<>();
+    Map<String, List<Object>> spools = new LinkedHashMap<>();
+    Map<String, Set<String>> sentTo = new LinkedHashMap<>();
     again.forEach((consumer, ids) -> {
-      List<Object> args = new ArrayList<>(List.of("", idempotencyWindowMs, ""));
+      List<Object> events = new ArrayList<>();
       Set<String> sent = new HashSet<>();
       ids.forEach((id, beyondQuota) -> round.stream().map(publish -> publish.spooled(id, beyondQuota))
           .filter(java.util.Objects::nonNull).findFirst().ifPresent(event -> {
-            args.addAll(event);
+            events.addAll(event);
             sent.add(id);
           }));
-      if (sent.isEmpty()) {
-        return;
+      if (!sent.isEmpty()) {
+        spools.put(consumer, events);
+        sentTo.put(consumer, sent);
       }
+    });
+    if (spools.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    // spooled a second time: a copy of their own (see RoundCopies)
+    Future<Void> copied = copies.shared() ? RoundCopies.write(copies, store, consumers, spools, id -> true)
+        : Future.succeededFuture();
+    return copied.transform(done -> {
+      if (done.failed()) {
+        failHolding(round, sentTo.values().stream().flatMap(Set::stream).toList());
+        return Future.<Void>succeededFuture();
+      }
+      return restoreCalls(round, again, spools, sentTo);
+    });
+  }
+
+  private Future<Void> restoreCalls(List<PendingPublish> round, Map<String, Map<String, Boolean>> again,
+      Map<String, List<Object>> spools, Map<String, Set<String>> sentTo) {
+    List<Future<Void>> calls = new ArrayList<>();
+    spools.forEach((consumer, events) -> {
+      Map<String, Boolean> ids = again.get(consumer);
+      Set<String> sent = sentTo.get(consumer);
+      List<Object> args = new ArrayList<>(List.of("", idempotencyWindowMs, ""));
+      args.addAll(events);
       calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args)
           .onFailure(failure -> fileWritten(consumer, failure)).<Void>map(reply -> {
         SpoolReply spooled = SpoolReply.parse(reply);

@@ -2,6 +2,7 @@ package io.herald.redelivery;
 
 import io.herald.Addresses;
 import io.herald.consumer.ConsumerDirectory;
+import io.herald.copy.Copies;
 import io.herald.metrics.HeraldMetrics;
 import io.herald.store.Keys;
 import io.herald.store.RedisStore;
@@ -45,6 +46,7 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private final int batchSize;
   private final long sweepMs;
   private final HeraldMetrics metrics;
+  private final Copies copies;
   private RedisStore store;
   private DueIndex index;
   private boolean stopped;
@@ -65,8 +67,9 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
   private long[] tickedAt;
 
   public RedeliverySchedulerVerticle(Supplier<RedisStore> stores, ConsumerDirectory directory,
-      long tickMs, int batchSize, long sweepMs, HeraldMetrics metrics) {
+      long tickMs, int batchSize, long sweepMs, HeraldMetrics metrics, Copies copies) {
     this.metrics = metrics;
+    this.copies = copies;
     this.stores = stores;
     this.directory = directory;
     this.tickMs = tickMs;
@@ -220,7 +223,10 @@ public final class RedeliverySchedulerVerticle extends VerticleBase {
 
   private Future<Long> step(String consumer) {
     return store.eval(Script.REDELIVER, Keys.consumer(consumer), List.of(batchSize))
-        .map(Response::toLong);
+        .map(reply -> {
+          copies.releaseAnswered(store, consumer, reply, 1);
+          return reply.get(0).toLong();
+        });
   }
 
   /**

@@ -88,7 +88,7 @@ public final class Keys {
           p + "pending", p + "stale", p + "deliveries", p + "first", p + "polls", p + "scheduled", p + "dead",
           p + "errors", p + "failures", p + "reasons", p + "ttl", p + "charged", p + "topicBytes", realized(consumer),
           p + "gone", p + "delayed", p + "holders", p + "keyof", p + "behind", p + "ready", p + "memory",
-          p + "forgets");
+          p + "forgets", p + "copies", p + "freed");
       keys.forEach(key -> KEY_BYTES.put(key, key.getBytes(StandardCharsets.UTF_8)));
       CONSUMER_KEYS.put(consumer, keys);
     }
@@ -178,6 +178,19 @@ public final class Keys {
   }
 
   /** The claim of an idempotency key on a topic (one hash slot per topic). */
+  /** Where a deleted consumer's copies wait to be released (consumer_delete.lua). */
+  public static String leaving(String consumer) {
+    return prefix(consumer) + "leaving";
+  }
+
+  /** The stored copy of a round's events (docs/internals.md), in a slot of its own. */
+  public static String copy(String copyId) {
+    return "herald:{p:" + copyId + "}";
+  }
+
+  /** Which layout new events are spooled in: absent or {@code inline}, or {@code shared}. */
+  public static final String LAYOUT = "herald:layout";
+
   public static String idempotency(String topic, String idempotencyKey) {
     return "herald:{t:" + topic + "}:idem:" + idempotencyKey;
   }

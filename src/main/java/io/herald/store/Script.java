@@ -42,6 +42,7 @@ public final class Script {
   public static final Script ADMIT = perConsumer("admit", false, Writes.FREES, UNCONFIRMED);
   public static final Script NACK = perConsumer("nack", true, Writes.FREES, CONFIRMED);
   public static final Script EXTEND = perConsumer("extend", false, Writes.FREES, CONFIRMED);
+  public static final Script LOST_COPY = perConsumer("lost_copy", true, Writes.FREES, UNCONFIRMED);
   public static final Script FAILED_POLL = perConsumer("failed_poll", false, Writes.FREES, UNCONFIRMED);
   public static final Script FAILED_ACK = perConsumer("failed_ack", false, Writes.FREES, CONFIRMED);
   public static final Script REDRIVE = perConsumer("redrive", true, Writes.GROWS, CONFIRMED);
@@ -59,6 +60,9 @@ public final class Script {
   /** Confirmed: a claim a failover lost would let a retry store the event again under a new eventId. */
   public static final Script IDEM_CLAIM = standalone("idem_claim", CONFIRMED);
   public static final Script IDEM_SETTLE = standalone("idem_settle");
+  /** Confirmed: a copy a failover lost would leave its consumers' stubs naming nothing. */
+  public static final Script COPY_WRITE = standalone("copy_write", CONFIRMED);
+  public static final Script COPY_RELEASE = standalone("copy_release");
   public static final Script QUOTA_RESERVE = ledger("quota_reserve");
   public static final Script QUOTA_SETTLE = ledger("quota_settle");
   public static final Script QUOTA_TAKE_UNACKED = ledger("quota_take_unacked");

@@ -285,8 +285,10 @@ final class Server {
       // memory, a replica, busy): nothing was done, try again later. Any other error reply is a
       // command or script that failed inside Redis.
       String message = String.valueOf(failure.getMessage());
-      // (a script refused by a replica, before Redis 7, reports it inside its error: it wrote nothing)
-      boolean refused = REFUSALS.stream().anyMatch(message::startsWith) || message.contains("-READONLY ");
+      // (a script refused by a replica, before Redis 7, reports it inside its error: it wrote nothing;
+      // so does one refused at its first write for want of memory, which Redis allows only first)
+      boolean refused = REFUSALS.stream().anyMatch(message::startsWith) || message.contains("-READONLY ")
+          || message.contains("-OOM ");
       return Future.failedFuture(new StoreException("Redis: " + message, !refused, !refused, failure));
     }
     boolean sent = !VertxInternals.isNotConnected(failure);

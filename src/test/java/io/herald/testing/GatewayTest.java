@@ -55,9 +55,14 @@ public abstract class GatewayTest {
   /** How many long polls of {@code consumer} are parked (its waiters set), on the topology the class runs on. */
   protected static int parkedPolls(String consumer) {
     String key = io.herald.store.Keys.waiters(consumer);
+    return send(key, io.vertx.redis.client.Request.cmd(io.vertx.redis.client.Command.ZCARD).arg(key)).toInteger();
+  }
+
+  /** Sends {@code request} to the primary that holds {@code key}, on any topology. */
+  protected static io.vertx.redis.client.Response send(String key, io.vertx.redis.client.Request request) {
     String url = topology instanceof TestCluster cluster ? cluster.primaryOf(cluster.slotOf(key))
         : topology instanceof TestSentinels sentinels ? sentinels.primaryUrl() : redis.url();
-    return RedisCli.send(url, io.vertx.redis.client.Request.cmd(io.vertx.redis.client.Command.ZCARD).arg(key)).toInteger();
+    return RedisCli.send(url, request);
   }
 
   /** The class's annotation, or its nearest superclass'. */

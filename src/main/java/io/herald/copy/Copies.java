@@ -1,0 +1,167 @@
+package io.herald.copy;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.herald.store.Keys;
+import io.herald.store.RedisStore;
+import io.herald.store.Script;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import io.vertx.redis.client.ResponseType;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The stored copies of rounds' events (docs/internals.md): written once before any consumer may
+ * take them, read by the node that builds a batch, released by each consumer that let go of them.
+ * Copies never change, so the node keeps the ones it wrote or read in a cache of its own, shared by
+ * its event loops.
+ */
+public final class Copies {
+  /** The first characters of an eventId that name its copy (see EventIds). */
+  public static final int COPY_ID_LENGTH = 26;
+  /** How long a copy outlives the longest retention among its holders. */
+  static final long MARGIN_MS = 3_600_000;
+
+  private static final System.Logger LOG = System.getLogger(Copies.class.getName());
+
+  private final Cache<String, EventCopy> cache;
+  private volatile boolean shared;
+
+  /** A node's copies, {@code cacheBytes} of them kept decoded. */
+  public Copies(long cacheBytes) {
+    cache = Caffeine.newBuilder().maximumWeight(cacheBytes)
+        .weigher((String id, EventCopy copy) -> copy.bytes() + 64).build();
+  }
+
+  /** The copy an eventId names, when its stub names none of its own. */
+  public static String copyOf(String eventId) {
+    return eventId.substring(0, COPY_ID_LENGTH);
+  }
+
+  /**
+   * Writes a copy of {@code events}, marked held by {@code holders}, kept {@code retentionMs} (the
+   * longest among them) and an hour; a confirmed write (waited for by replicas with
+   * redis.waitReplicas), so that no failover loses a copy a consumer holds.
+   */
+  public Future<Void> write(RedisStore store, String copyId, List<EventCopy.Event> events, long retentionMs,
+      Collection<String> holders) {
+    List<Object> args = new ArrayList<>(holders.size() + 2);
+    args.add(Buffer.buffer(EventCopy.encode(events)));
+    args.add(retentionMs + MARGIN_MS);
+    args.addAll(holders);
+    return store.eval(Script.COPY_WRITE, List.of(Keys.copy(copyId)), args)
+        .onSuccess(written -> cache.put(copyId, EventCopy.of(events)))
+        .mapEmpty();
+  }
+
+  /** The copies of these ids that are still stored; those gone are not in the answer. */
+  public Future<Map<String, EventCopy>> read(RedisStore store, Collection<String> copyIds) {
+    Map<String, EventCopy> found = new HashMap<>();
+    List<String> missing = new ArrayList<>();
+    for (String copyId : copyIds) {
+      EventCopy copy = cache.getIfPresent(copyId);
+      if (copy != null) {
+        found.put(copyId, copy);
+      } else if (!missing.contains(copyId)) {
+        missing.add(copyId);
+      }
+    }
+    if (missing.isEmpty()) {
+      return Future.succeededFuture(found);
+    }
+    List<Future<Response>> reads = missing.stream()
+        .map(copyId -> store.send(Request.cmd(Command.HGET).arg(Keys.copy(copyId)).arg("d"))).toList();
+    return Future.all(reads).map(done -> {
+      for (int i = 0; i < missing.size(); i++) {
+        Response frame = reads.get(i).result();
+        if (frame != null) {
+          EventCopy copy = EventCopy.decode(frame.toBytes());
+          cache.put(missing.get(i), copy);
+          found.put(missing.get(i), copy);
+        }
+      }
+      return found;
+    });
+  }
+
+  /**
+   * Releases the copies a consumer's script answered it let go of: the items of {@code reply} from
+   * {@code from} on. One that fails stays until its expiry (never released early: docs/internals.md).
+   */
+  public void releaseAnswered(RedisStore store, String consumer, Response reply, int from) {
+    if (reply == null || reply.type() != ResponseType.MULTI || reply.size() <= from) {
+      return;
+    }
+    List<String> copyIds = new ArrayList<>(reply.size() - from);
+    for (int i = from; i < reply.size(); i++) {
+      copyIds.add(reply.get(i).toString());
+    }
+    release(store, consumer, copyIds).onFailure(failure -> LOG.log(System.Logger.Level.DEBUG,
+        "Copies " + consumer + " let go of stay until their expiry: " + failure.getMessage()));
+  }
+
+  /** Whether new events are spooled in the shared layout (docs/internals.md, "Upgrades"). */
+  public boolean shared() {
+    return shared;
+  }
+
+  /**
+   * Reads which layout new events are spooled in from {@code herald:layout}; a Redis that holds no
+   * consumers and says none is a new installation, which never spools inline.
+   */
+  public Future<Void> readLayout(RedisStore store) {
+    return store.send(Request.cmd(Command.GET).arg(Keys.LAYOUT)).compose(layout -> {
+      if (layout != null) {
+        shared = "shared".equals(layout.toString());
+        return Future.succeededFuture();
+      }
+      return store.send(Request.cmd(Command.EXISTS).arg(Keys.CONSUMERS)).compose(existing -> existing.toInteger() > 0
+          ? Future.succeededFuture()
+          : store.send(Request.cmd(Command.SET).arg(Keys.LAYOUT).arg("shared").arg("NX"))
+              .compose(set -> readLayout(store)));
+    });
+  }
+
+  /**
+   * Releases every copy a deleted consumer held, named by the fields of {@code leaving}
+   * (consumer_delete.lua), 100 at a time, and deletes that key. A node that stops meanwhile leaves
+   * the rest to their expiry.
+   */
+  public void releaseLeaving(RedisStore store, String consumer, String leaving) {
+    store.send(Request.cmd(Command.HSCAN).arg(leaving).arg("0").arg("COUNT").arg(100))
+        .compose(page -> {
+          Response fields = page.get(1);
+          List<String> copyIds = new ArrayList<>();
+          for (int i = 0; i < fields.size(); i += 2) {
+            copyIds.add(fields.get(i).toString());
+          }
+          if (copyIds.isEmpty()) {
+            return store.send(Request.cmd(Command.DEL).arg(leaving)).map(false);
+          }
+          Request done = Request.cmd(Command.HDEL).arg(leaving);
+          copyIds.forEach(done::arg);
+          return release(store, consumer, copyIds).compose(released -> store.send(done)).map(true);
+        })
+        .onSuccess(more -> {
+          if (more) {
+            releaseLeaving(store, consumer, leaving);
+          }
+        })
+        .onFailure(failure -> LOG.log(System.Logger.Level.WARNING, "The copies deleted consumer '" + consumer
+            + "' held stay until their expiry: " + failure.getMessage()));
+  }
+
+  /** {@code consumer} lets go of these copies: it holds none of their events (copy_release.lua). */
+  public Future<Void> release(RedisStore store, String consumer, Collection<String> copyIds) {
+    List<Future<Response>> releases = copyIds.stream()
+        .map(copyId -> store.eval(Script.COPY_RELEASE, List.of(Keys.copy(copyId)), List.of(consumer))).toList();
+    return Future.all(releases).mapEmpty();
+  }
+}

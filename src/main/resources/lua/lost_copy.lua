@@ -1,0 +1,23 @@
+-- Drops events whose stored copy is gone (docs/internals.md, "Reading copies"): a failover without
+-- redis.waitReplicas lost it, or it expired. They cannot be delivered; each leaves the consumer as
+-- dropped, with COPY_LOST in its history.
+-- ARGV the eventIds.
+-- Returns how many it dropped.
+local cfg = settings()
+if not cfg then return 0 end
+local now = clock()
+local dropped = 0
+for _, id in ipairs(ARGV) do
+  local value = redis.call('HGET', K.events, id)
+  if value and is_stub(value) then
+    local entry = redis.call('HGET', K.deliveries, id)
+    local seq = entry and string.match(entry, '^%d+:(%d+)')
+    note(id, 'F ' .. now .. ' COPY_LOST DROPPED')
+    spool_less(id, forget(id))
+    if seq then remember(DROPPED, {tonumber(seq)}) end
+    dropped = dropped + 1
+  end
+end
+count({dropped = dropped})
+write_memory()
+return dropped

@@ -1,0 +1,178 @@
+package io.herald.copy;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.herald.store.Keys;
+import io.herald.testing.GatewayTest;
+import io.herald.testing.Http.Reply;
+import io.herald.testing.RedisCli;
+import io.herald.testing.TestNode;
+import io.herald.testing.TestRedis;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.redis.client.Command;
+import io.vertx.redis.client.Request;
+import io.vertx.redis.client.Response;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The shared layout (docs/internals.md): an event's bytes stored once, freed with the last holder. */
+@Timeout(60)
+class CopiesIT extends GatewayTest {
+
+  private static Response copy(String copyId, String field) {
+    String key = Keys.copy(copyId);
+    return send(key, Request.cmd(Command.HGET).arg(key).arg(field));
+  }
+
+  private static boolean stored(String copyId) {
+    String key = Keys.copy(copyId);
+    return send(key, Request.cmd(Command.EXISTS).arg(key)).toInteger() == 1;
+  }
+
+  private static String eventsValue(String consumer, String eventId) {
+    String key = Keys.consumer(consumer).get(2);
+    Response value = send(key, Request.cmd(Command.HGET).arg(key).arg(eventId));
+    return value == null ? null : value.toString();
+  }
+
+  private static List<String> published(Reply reply) {
+    assertEquals(200, reply.status(), reply.body());
+    return reply.results().stream().map(result -> ((JsonObject) result).getString("eventId")).toList();
+  }
+
+  private static JsonObject orders(int n) {
+    JsonArray events = new JsonArray();
+    IntStream.range(0, n).forEach(i -> events.add(new JsonObject().put("key", "k" + (i % 3))
+        .put("payload", new JsonObject().put("orderId", "o-" + i).put("lines", new JsonArray().add("sku-" + i)))));
+    return new JsonObject().put("events", events);
+  }
+
+  @Test
+  @DisplayName("ten consumers of a topic share one stored copy of a round, which goes when the last of them acked")
+  void oneCopyFreedByTheLastAck() {
+    String topic = unique("shared");
+    List<String> consumers = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      consumers.add(consumer(new JsonObject().put("maxPollRecords", 100), topic));
+    }
+    List<String> eventIds = published(http().publish(topic, orders(50)));
+    String copyId = Copies.copyOf(eventIds.get(0));
+    assertTrue(eventIds.stream().allMatch(id -> Copies.copyOf(id).equals(copyId)), "one copy: " + eventIds);
+    assertEquals("10", copy(copyId, "n").toString(), "a mark for each consumer");
+    assertTrue(eventsValue(consumers.get(0), eventIds.get(0)).matches("\\d+ k0"), "a stub, not the event");
+
+    for (int i = 0; i < consumers.size(); i++) {
+      // the second node reads the copy from Redis, the first has it cached
+      Reply batch = (i % 2 == 0 ? nodeA : nodeB).http().poll(consumers.get(i), max(100));
+      assertEquals(eventIds, batch.eventIds());
+      assertEquals("o-7", batch.events().getJsonObject(7).getJsonObject("payload").getString("orderId"));
+      assertEquals("k1", batch.events().getJsonObject(7).getString("key"));
+      assertEquals(200, http().post("/v1/consumers/" + consumers.get(i) + "/acks",
+          new JsonObject().put("batchAckIds", new JsonArray().add(batch.json().getString("batchAckId")))).status());
+      if (i < consumers.size() - 1) {
+        int left = consumers.size() - 1 - i;
+        await().atMost(Duration.ofSeconds(5)).until(() -> String.valueOf(left).equals(String.valueOf(copy(copyId, "n"))));
+        assertTrue(stored(copyId), "held by " + left + " more");
+      }
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> !stored(copyId));
+  }
+
+  @Test
+  @DisplayName("a consumer that takes none of a round (disabled, skipping) lets go of its copy at once")
+  void untakenCopyIsReleased() {
+    String topic = unique("untaken");
+    String taking = consumer(new JsonObject(), topic);
+    String full = consumer(new JsonObject().put("quotaEvents", 1).put("rejectPublishWhenRefused", false), topic);
+    http().publish(topic, event("first"));
+    String eventId = published(http().publish(topic, orders(3))).get(0);
+    String copyId = Copies.copyOf(eventId);
+    // the full one took none of this round: its mark goes, the other's stays
+    await().atMost(Duration.ofSeconds(5)).until(() -> "1".equals(String.valueOf(copy(copyId, "n"))));
+    assertNull(copy(copyId, "h:" + full));
+    assertEquals("1", copy(copyId, "h:" + taking).toString());
+  }
+
+  @Test
+  @DisplayName("events that leave by their TTL free their copy through the scheduler")
+  void expiredEventsFreeTheirCopy() {
+    String topic = unique("ttl");
+    String consumer = consumer(new JsonObject().put("deadLetter", false), topic);
+    JsonObject event = new JsonObject().put("payload", "soon gone").put("ttlMs", 1000);
+    String eventId = published(http().publish(topic, new JsonObject().put("events", new JsonArray().add(event)))).get(0);
+    String copyId = Copies.copyOf(eventId);
+    assertTrue(stored(copyId));
+    await().atMost(Duration.ofSeconds(10)).until(() -> !stored(copyId));
+    assertEquals(0, http().poll(consumer, max(10)).events().size());
+  }
+
+  @Test
+  @DisplayName("deleting consumers releases the copies they held")
+  void deletedConsumersRelease() {
+    String topic = unique("deleted");
+    String first = consumer(new JsonObject(), topic);
+    String second = consumer(new JsonObject(), topic);
+    String copyId = Copies.copyOf(published(http().publish(topic, orders(5))).get(0));
+    assertEquals(204, http().delete("/v1/admin/consumers/" + first).status());
+    await().atMost(Duration.ofSeconds(5)).until(() -> "1".equals(String.valueOf(copy(copyId, "n"))));
+    assertEquals(204, http().delete("/v1/admin/consumers/" + second).status());
+    await().atMost(Duration.ofSeconds(5)).until(() -> !stored(copyId));
+  }
+
+  @Test
+  @DisplayName("an event whose copy is gone is dropped when handed out (state DROPPED); the rest go out")
+  void lostCopyIsDropped() {
+    String topic = unique("lost");
+    String consumer = consumer(new JsonObject(), topic);
+    String lost = published(http().publish(topic, event("lost"))).get(0);
+    String kept = published(http().publish(topic, event("kept"))).get(0);
+    String key = Keys.copy(Copies.copyOf(lost));
+    send(key, Request.cmd(Command.DEL).arg(key));
+    // nodeB has no copy cached: it reads them from Redis
+    Reply batch = nodeB.http().poll(consumer, max(10));
+    assertEquals(List.of(kept), batch.eventIds());
+    await().atMost(Duration.ofSeconds(5)).until(() -> "DROPPED".equals(nodeB.http()
+        .get("/v1/consumers/" + consumer + "/events/" + lost).json().getString("state")));
+    assertEquals(1L, nodeB.http().metadata(consumer).json().getJsonObject("totals").getLong("dropped"));
+  }
+
+  @Test
+  @DisplayName("events spooled inline by an earlier version are delivered beside shared ones once the layout is shared")
+  void inlineEventsOfAnEarlierLayoutStillGoOut() {
+    try (TestRedis own = TestRedis.start()) {
+      RedisCli.send(own.url(), Request.cmd(Command.SET).arg(Keys.LAYOUT).arg("inline"));
+      String topic = "upgrade/orders";
+      String inline;
+      try (TestNode before = TestNode.start(own)) {
+        assertEquals(201, before.http().putConsumer("billing", new JsonObject().put("topics", new JsonArray().add(topic)))
+            .status());
+        inline = published(before.http().publish(topic, event("inline"))).get(0);
+      }
+      String events = Keys.consumer("billing").get(2);
+      assertTrue(RedisCli.send(own.url(), Request.cmd(Command.HGET).arg(events).arg(inline)).toString().startsWith("\""),
+          "spooled inline");
+      RedisCli.send(own.url(), Request.cmd(Command.SET).arg(Keys.LAYOUT).arg("shared"));
+      try (TestNode after = TestNode.start(own)) {
+        String shared = published(after.http().publish(topic, event("shared"))).get(0);
+        assertNotEquals('"', RedisCli.send(own.url(), Request.cmd(Command.HGET).arg(events).arg(shared)).toString().charAt(0));
+        Reply batch = after.http().poll("billing", max(10));
+        assertEquals(List.of(inline, shared), batch.eventIds());
+        assertEquals("inline", batch.events().getJsonObject(0).getString("payload"));
+        assertEquals("shared", batch.events().getJsonObject(1).getString("payload"));
+        assertEquals(200, after.http().ack("billing", batch.ackIds().toArray(String[]::new)).status());
+        await().atMost(Duration.ofSeconds(5)).until(() -> RedisCli.send(own.url(),
+            Request.cmd(Command.EXISTS).arg(Keys.copy(Copies.copyOf(shared)))).toInteger() == 0);
+      }
+    }
+  }
+}
