@@ -1224,7 +1224,8 @@ end
 -- Moves an event into the dead-letter queue (why: MAX_DELIVERIES, TTL_EXPIRED or RETENTION), or to
 -- the error queue (why: nil, a REJECT), with its delivery count n and last nack reason; with the
 -- queue switched off the event is dropped instead, counted, and remembered so that a late ack says
--- so. It stays there until redriven or acked, for retentionMs at most. Returns the nack status.
+-- so. It stays there until redriven or acked, for retentionMs at most, and never past twice its retention
+-- after its publish. Returns the nack status.
 local function fail(cfg, id, seq, n, why, now)
   release_key(id)
   local reason = redis.call('HGET', K.reasons, id)
@@ -1243,7 +1244,9 @@ local function fail(cfg, id, seq, n, why, now)
   redis.call('HSET', K.failures, id, cjson.encode({deadLetterReason = why, deliveryCount = tonumber(n),
     -- no nack reason (HGET's false) leaves the field out, as cjson would write false
     reason = reason or nil, seq = seq and tonumber(seq)}))
-  redis.call('ZADD', K.expiry, now + cfg.retentionMs, id)
+  -- never beyond twice its retention after its publish: its stored copy is kept that long (and an
+  -- hour), however often it comes back and fails again (docs/internals.md, "Retention")
+  redis.call('ZADD', K.expiry, math.min(now, retention_ends(cfg, id)) + cfg.retentionMs, id)
   redis.call('ZREM', K.ttl, id)
   if why then
     count({deadLettered = 1, ['deadLettered:' .. why] = 1})

@@ -19,7 +19,7 @@
 -- key and goes into the queue, the others wait behind it, their ends in the expiry index too.
 -- Returns {events spooled, the earliest time among them the scheduler must know (a TTL end that is
 -- the consumer's earliest expiry, or a delay's end) else -1, 1 when it refuses events for all (rejectPublishWhenRefused)
--- else 0, the number r of events it did not take for its quota, then r eventIds, then (with a hold)
+-- else 0, its retentionMs, the number r of events it did not take for its quota, then r eventIds, then (with a hold)
 -- the spool's figures for the ledger (spool_figures)}; -1 when the consumer does not exist; -2 when it
 -- is disabled and refuses events for all (rejectPublishWhenRefused), -3 when it is disabled and
 -- skips them (counted as discarded): the node's copy of its settings was behind.
@@ -182,7 +182,8 @@ if untaken > 0 then earliest = clock() end
 realize(ARGV[1])
 count({published = spooled, discarded = discarded})
 if spooled > 0 then wake_waiter(cfg) end
-local result = {spooled, earliest, cfg.refusesForAll and 1 or 0, #refused}
+-- its retention, for the node to push its copies' expiry when it read an older one (docs/internals.md)
+local result = {spooled, earliest, cfg.refusesForAll and 1 or 0, cfg.retentionMs, #refused}
 for _, id in ipairs(refused) do table.insert(result, id) end
 -- the ledger needs them only in place of a hold (without one, they reach it by spool_figures.lua)
 if ARGV[1] ~= '' then

@@ -25,8 +25,9 @@ public final class ConsumerStore {
   }
 
   /**
-   * Writes the consumer's own keys first (the scripts' source of truth), then the list every node
-   * loads, then announces the change. Returns true when the consumer was created.
+   * Writes the consumer's own keys first (the scripts' source of truth); when its retention grew
+   * beyond what its stored copies are kept for, pushes their expiry; then writes the list every
+   * node loads and announces the change. Returns true when the consumer was created.
    */
   public Future<Boolean> put(ConsumerSettings settings) {
     byte[] salt = new byte[16];
@@ -35,10 +36,13 @@ public final class ConsumerStore {
     args.add(HexFormat.of().formatHex(salt));
     args.addAll(settings.scriptFields());
     return store.eval(Script.CONSUMER_PUT, Keys.consumer(settings.name()), args)
-        .compose(created -> store.sendConfirmed(Request.cmd(Command.HSET).arg(Keys.CONSUMERS).arg(settings.name())
-                .arg(settings.toJson().encode()))
+        .compose(put -> (put.get(1).toLong() < settings.retentionMs()
+                ? copies.coverHeld(store, settings.name(), settings.retentionMs())
+                : Future.<Void>succeededFuture())
+            .compose(covered -> store.sendConfirmed(Request.cmd(Command.HSET).arg(Keys.CONSUMERS)
+                .arg(settings.name()).arg(settings.toJson().encode())))
             .compose(ignored -> announce(settings.name()))
-            .map(ignored -> created.toInteger() == 1));
+            .map(ignored -> put.get(0).toInteger() == 1));
   }
 
   /**

@@ -26,8 +26,10 @@ import java.util.Map;
 public final class Copies {
   /** The first characters of an eventId that name its copy (see EventIds). */
   public static final int COPY_ID_LENGTH = 26;
-  /** How long a copy outlives the longest retention among its holders. */
+  /** How long a copy outlives twice the longest retention among its holders (clock skew, a late scheduler). */
   static final long MARGIN_MS = 3_600_000;
+  /** How many of a consumer's copies one step of {@link #coverHeld} pushes. */
+  private static final int COVER_PAGE = 500;
 
   private static final System.Logger LOG = System.getLogger(Copies.class.getName());
 
@@ -46,19 +48,60 @@ public final class Copies {
   }
 
   /**
-   * Writes a copy of {@code events}, marked held by {@code holders}, kept {@code retentionMs} (the
-   * longest among them) and an hour; a confirmed write (waited for by replicas with
+   * Writes a copy of {@code events}, marked held by {@code holders}, kept {@link #keptMs} of
+   * {@code retentionMs} (the longest among them); a confirmed write (waited for by replicas with
    * redis.waitReplicas), so that no failover loses a copy a consumer holds.
    */
   public Future<Void> write(RedisStore store, String copyId, List<EventCopy.Event> events, long retentionMs,
       Collection<String> holders) {
     List<Object> args = new ArrayList<>(holders.size() + 2);
     args.add(Buffer.buffer(EventCopy.encode(events)));
-    args.add(retentionMs + MARGIN_MS);
+    args.add(keptMs(retentionMs));
     args.addAll(holders);
     return store.eval(Script.COPY_WRITE, List.of(Keys.copy(copyId)), args)
         .onSuccess(written -> cache.put(copyId, EventCopy.of(events)))
         .mapEmpty();
+  }
+
+  /**
+   * How long a copy written for holders of this retention is kept: a holder keeps an event at most
+   * twice its retention after its publish (a dead-letter queue's stay ends then), and an hour.
+   */
+  public static long keptMs(long retentionMs) {
+    return 2 * retentionMs + MARGIN_MS;
+  }
+
+  /** Keeps these copies {@link #keptMs} of {@code retentionMs} from now at least (copy_extend.lua). */
+  public Future<Void> cover(RedisStore store, Collection<String> copyIds, long retentionMs) {
+    List<Future<Response>> pushes = copyIds.stream().map(copyId -> store.eval(Script.COPY_EXTEND,
+        List.of(Keys.copy(copyId)), List.of(keptMs(retentionMs)))).toList();
+    return Future.all(pushes).mapEmpty();
+  }
+
+  /**
+   * Keeps every copy {@code consumer} holds events of for its new {@code retentionMs}, a page of its
+   * copies at a time, then records that they are (docs/internals.md, "Retention"). A failure leaves
+   * the record as it was, so that the next settings change with that retention tries again.
+   */
+  public Future<Void> coverHeld(RedisStore store, String consumer, long retentionMs) {
+    return coverHeld(store, consumer, retentionMs, "0")
+        .compose(done -> store.sendConfirmed(Request.cmd(Command.HSET).arg(Keys.consumer(consumer).get(0))
+            .arg("copiesRetentionMs").arg(retentionMs)))
+        .mapEmpty();
+  }
+
+  private Future<Void> coverHeld(RedisStore store, String consumer, long retentionMs, String cursor) {
+    return store.send(Request.cmd(Command.HSCAN).arg(Keys.copiesHeld(consumer)).arg(cursor).arg("COUNT")
+        .arg(COVER_PAGE)).compose(page -> {
+          Response fields = page.get(1);
+          List<String> copyIds = new ArrayList<>(fields.size() / 2);
+          for (int i = 0; i < fields.size(); i += 2) {
+            copyIds.add(fields.get(i).toString());
+          }
+          String next = page.get(0).toString();
+          return cover(store, copyIds, retentionMs)
+              .compose(covered -> "0".equals(next) ? Future.succeededFuture() : coverHeld(store, consumer, retentionMs, next));
+        });
   }
 
   /** The copies of these ids that are still stored; those gone are not in the answer. */

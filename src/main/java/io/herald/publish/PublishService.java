@@ -310,7 +310,7 @@ public final class PublishService {
     ownQuotaHolds.release(ownHold.consumers().stream().filter(consumer -> !spools.containsKey(consumer))
         .collect(java.util.stream.Collectors.toSet()), ownHold.id());
     if (!copies.shared()) {
-      spoolCalls(round, holdId, holds, ownHold, spools);
+      spoolCalls(round, holdId, holds, ownHold, spools, Map.of());
       return;
     }
     RoundCopies.write(copies, store, consumers, spools, id -> round.stream().anyMatch(p -> p.respools(id)))
@@ -319,7 +319,7 @@ public final class PublishService {
           if (StoreException.unreplicated(failure)) {
             // the copies are on the primary, unconfirmed by its replicas: the round is spooled as a
             // spool call unconfirmed by them is (held there, answered 503 all the same)
-            spoolCalls(round, holdId, holds, ownHold, spools);
+            spoolCalls(round, holdId, holds, ownHold, spools, Map.of());
             return;
           }
           // no consumer took anything: what the round held is given back
@@ -328,11 +328,12 @@ public final class PublishService {
           }
           ownQuotaHolds.release(ownHold.consumers(), ownHold.id());
         })
-        .onSuccess(written -> spoolCalls(round, holdId, holds, ownHold, spools));
+        .onSuccess(copiesKept -> spoolCalls(round, holdId, holds, ownHold, spools, copiesKept));
   }
 
+  /** {@code copiesKept}: the retention each copy the calls' stubs name is kept for (none inline). */
   private void spoolCalls(List<PendingPublish> round, String holdId, List<String> holds, OwnHold ownHold,
-      Map<String, List<Object>> spools) {
+      Map<String, List<Object>> spools, Map<String, Long> copiesKept) {
     Map<String, Future<SpoolReply>> writes = new LinkedHashMap<>();
     List<SpoolFigures> figures = new ArrayList<>();
     spools.forEach((consumer, events) -> {
@@ -342,7 +343,7 @@ public final class PublishService {
       args.addAll(events);
       writes.put(consumer, store.eval(Script.PUBLISH, Keys.spool(consumer), args)
           .onFailure(failure -> fileWritten(consumer, failure))
-          .map(reply -> {
+          .compose(reply -> {
             SpoolReply spooled = SpoolReply.parse(reply);
             if (spooled.took()) {
               dueTimes.file(consumer, reply.get(1).toLong());
@@ -350,7 +351,7 @@ public final class PublishService {
                 figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, spooled.figuresFrom()));
               }
             }
-            return spooled;
+            return keptLongEnough(events, copiesKept, spooled).map(spooled);
           }));
     });
     Future.join(new ArrayList<>(writes.values())).onComplete(done -> {
@@ -458,19 +459,19 @@ public final class PublishService {
       return Future.succeededFuture();
     }
     // spooled a second time: a copy of their own (see RoundCopies)
-    Future<Void> copied = copies.shared() ? RoundCopies.write(copies, store, consumers, spools, id -> true)
-        : Future.succeededFuture();
+    Future<Map<String, Long>> copied = copies.shared() ? RoundCopies.write(copies, store, consumers, spools, id -> true)
+        : Future.succeededFuture(Map.of());
     return copied.transform(done -> {
       if (done.failed()) {
         failHolding(round, sentTo.values().stream().flatMap(Set::stream).toList());
         return Future.<Void>succeededFuture();
       }
-      return restoreCalls(round, again, spools, sentTo);
+      return restoreCalls(round, again, spools, sentTo, done.result());
     });
   }
 
   private Future<Void> restoreCalls(List<PendingPublish> round, Map<String, Map<String, Boolean>> again,
-      Map<String, List<Object>> spools, Map<String, Set<String>> sentTo) {
+      Map<String, List<Object>> spools, Map<String, Set<String>> sentTo, Map<String, Long> copiesKept) {
     List<Future<Void>> calls = new ArrayList<>();
     spools.forEach((consumer, events) -> {
       Map<String, Boolean> ids = again.get(consumer);
@@ -478,7 +479,8 @@ public final class PublishService {
       List<Object> args = new ArrayList<>(List.of("", idempotencyWindowMs, ""));
       args.addAll(events);
       calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args)
-          .onFailure(failure -> fileWritten(consumer, failure)).<Void>map(reply -> {
+          .onFailure(failure -> fileWritten(consumer, failure))
+          .compose(reply -> keptLongEnough(events, copiesKept, SpoolReply.parse(reply)).map(reply)).<Void>map(reply -> {
         SpoolReply spooled = SpoolReply.parse(reply);
         if (spooled.took()) {
           dueTimes.file(consumer, reply.get(1).toLong());
@@ -502,6 +504,19 @@ public final class PublishService {
       }).onFailure(failure -> failHolding(round, sent)));
     });
     return Future.join(calls).mapEmpty();
+  }
+
+  /**
+   * Pushes the expiry of the copies a spool call's stubs name that are kept for less than the
+   * retention its consumer answered (docs/internals.md, "Retention"); the publish is confirmed
+   * only once they are kept long enough.
+   */
+  private Future<Void> keptLongEnough(List<Object> events, Map<String, Long> kept, SpoolReply spooled) {
+    if (!spooled.took() || kept.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    Set<String> tooShort = RoundCopies.keptTooShort(events, kept, spooled.retentionMs());
+    return tooShort.isEmpty() ? Future.succeededFuture() : copies.cover(store, tooShort, spooled.retentionMs());
   }
 
   /**

@@ -48,10 +48,11 @@ final class RoundCopies {
   /**
    * Writes the copies of the events in {@code spools} (consumer -> publish.lua's event arguments)
    * and swaps their blobs for stubs; {@code elsewhere} tells the events that go to a copy made for
-   * them rather than the one their eventId names. Fails when a copy could not be written; the
-   * failure is unreplicated only when every copy is on its primary, unconfirmed by replicas.
+   * them rather than the one their eventId names. Answers the retention each copy is kept for
+   * (see {@link Copies#keptMs}). Fails when a copy could not be written; the failure is
+   * unreplicated only when every copy is on its primary, unconfirmed by replicas.
    */
-  static Future<Void> write(Copies copies, RedisStore store, ConsumerDirectory consumers,
+  static Future<Map<String, Long>> write(Copies copies, RedisStore store, ConsumerDirectory consumers,
       Map<String, List<Object>> spools, Predicate<String> elsewhere) {
     String madeCopy = null;
     Map<String, Copy> round = new LinkedHashMap<>();
@@ -74,8 +75,9 @@ final class RoundCopies {
         args.set(i + 1, stub(copyId, eventId, blob.length()));
       }
     }
+    Map<String, Long> kept = new java.util.concurrent.ConcurrentHashMap<>();
     List<Future<Void>> writes = new ArrayList<>();
-    round.forEach((copyId, copy) -> writes.add(write(copies, store, consumers, copyId, copy)
+    round.forEach((copyId, copy) -> writes.add(write(copies, store, consumers, copyId, copy, kept)
         .recover(failure -> {
           if (!store.isCluster() || StoreException.unreplicated(failure)) {
             return Future.failedFuture(failure);
@@ -83,13 +85,13 @@ final class RoundCopies {
           // its shard did not take it: another may (a shard nobody serves stops only its own slots)
           String elsewhereId = madeCopyId(store, store.serverOf(Keys.copy(copyId)));
           copy.stubs().forEach(stub -> stub.args().set(stub.at(), stub.size() + "@" + elsewhereId));
-          return write(copies, store, consumers, elsewhereId, copy);
+          return write(copies, store, consumers, elsewhereId, copy, kept);
         })));
     // every write ends before the round goes on: a copy that was not written must not be named
     return Future.join(writes).transform(done -> {
       List<Throwable> failures = writes.stream().filter(Future::failed).map(Future::cause).toList();
       if (failures.isEmpty()) {
-        return Future.succeededFuture();
+        return Future.succeededFuture(kept);
       }
       return Future.failedFuture(failures.stream().filter(failure -> !StoreException.unreplicated(failure))
           .findFirst().orElse(failures.get(0)));
@@ -97,12 +99,32 @@ final class RoundCopies {
   }
 
   private static Future<Void> write(Copies copies, RedisStore store, ConsumerDirectory consumers, String copyId,
-      Copy copy) {
+      Copy copy, Map<String, Long> kept) {
     long retentionMs = copy.holders().stream().map(consumers::get).filter(Objects::nonNull)
         .mapToLong(ConsumerSettings::retentionMs).max().orElse(0);
     List<EventCopy.Event> events = new ArrayList<>(copy.events().size());
     copy.events().forEach((eventId, blob) -> events.add(new EventCopy.Event(eventId, blob)));
-    return copies.write(store, copyId, events, retentionMs, copy.holders());
+    return copies.write(store, copyId, events, retentionMs, copy.holders())
+        .onSuccess(written -> kept.put(copyId, retentionMs));
+  }
+
+  /**
+   * The copies of {@code kept} that the stubs of a spool call's {@code events} name and that are
+   * kept for less than the retention its consumer answered having ({@code retentionMs}): this
+   * node's copy of its settings was behind a change that raised it (docs/internals.md, "Retention").
+   */
+  static Set<String> keptTooShort(List<Object> events, Map<String, Long> kept, long retentionMs) {
+    Set<String> tooShort = new LinkedHashSet<>();
+    for (int i = 0; i < events.size(); i += STRIDE) {
+      String stub = events.get(i + 1).toString();
+      int at = stub.indexOf('@');
+      String copyId = at < 0 ? Copies.copyOf((String) events.get(i)) : stub.substring(at + 1);
+      Long basis = kept.get(copyId);
+      if (basis != null && basis < retentionMs) {
+        tooShort.add(copyId);
+      }
+    }
+    return tooShort;
   }
 
   /** The stub of an event in {@code copyId}: its size, and the copy when its eventId does not name it. */

@@ -9,22 +9,23 @@ import java.util.Set;
  * What one consumer's spool script answered: whether it took the round's events (false: deleted,
  * or disabled and skipping them), whether it refused them all for every consumer (disabled, with
  * rejectPublishWhenRefused), and which it did not take for its own quota ({@code overQuota}:
- * refused for every consumer when {@code refusesForAll}, else skipped by it alone).
+ * refused for every consumer when {@code refusesForAll}, else skipped by it alone), and the
+ * consumer's retention then ({@code retentionMs}, 0 when it took nothing).
  */
-record SpoolReply(boolean took, boolean disabled, boolean refusesForAll, Set<String> overQuota) {
+record SpoolReply(boolean took, boolean disabled, boolean refusesForAll, long retentionMs, Set<String> overQuota) {
   /** Where the eventIds over quota start in the script's answer; the ledger's figures follow them. */
-  static final int OVER_QUOTA_FROM = 4;
+  static final int OVER_QUOTA_FROM = 5;
 
   static SpoolReply parse(Response reply) {
     if (reply.type() != ResponseType.MULTI) {
-      return new SpoolReply(false, reply.toLong() == -2, true, Set.of());
+      return new SpoolReply(false, reply.toLong() == -2, true, 0, Set.of());
     }
     Set<String> overQuota = new HashSet<>();
     int count = reply.get(OVER_QUOTA_FROM - 1).toInteger();
     for (int i = 0; i < count; i++) {
       overQuota.add(reply.get(OVER_QUOTA_FROM + i).toString());
     }
-    return new SpoolReply(true, false, reply.get(2).toInteger() == 1, overQuota);
+    return new SpoolReply(true, false, reply.get(2).toInteger() == 1, reply.get(3).toLong(), overQuota);
   }
 
   /** Where the ledger's figures start in the script's answer. */

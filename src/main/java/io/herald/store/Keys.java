@@ -177,10 +177,14 @@ public final class Keys {
     return prefix(consumer) + "waiters";
   }
 
-  /** The claim of an idempotency key on a topic (one hash slot per topic). */
   /** Where a deleted consumer's copies wait to be released (consumer_delete.lua). */
   public static String leaving(String consumer) {
     return prefix(consumer) + "leaving";
+  }
+
+  /** The hash of the stored copies the consumer holds events of, with how many (KEYS[28]). */
+  public static String copiesHeld(String consumer) {
+    return prefix(consumer) + "copies";
   }
 
   /** The stored copy of a round's events (docs/internals.md), in a slot of its own. */
@@ -191,6 +195,7 @@ public final class Keys {
   /** Which layout new events are spooled in: absent or {@code inline}, or {@code shared}. */
   public static final String LAYOUT = "herald:layout";
 
+  /** The claim of an idempotency key on a topic (one hash slot per topic). */
   public static String idempotency(String topic, String idempotencyKey) {
     return "herald:{t:" + topic + "}:idem:" + idempotencyKey;
   }

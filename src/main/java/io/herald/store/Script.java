@@ -63,6 +63,8 @@ public final class Script {
   /** Confirmed: a copy a failover lost would leave its consumers' stubs naming nothing. */
   public static final Script COPY_WRITE = standalone("copy_write", CONFIRMED);
   public static final Script COPY_RELEASE = standalone("copy_release");
+  /** Confirmed: an expiry a failover lost would let a copy go before a holder of longer retention. */
+  public static final Script COPY_EXTEND = standalone("copy_extend", CONFIRMED);
   public static final Script QUOTA_RESERVE = ledger("quota_reserve");
   public static final Script QUOTA_SETTLE = ledger("quota_settle");
   public static final Script QUOTA_TAKE_UNACKED = ledger("quota_take_unacked");

@@ -45,6 +45,26 @@ class CopiesIT extends GatewayTest {
     return value == null ? null : value.toString();
   }
 
+  private static long keptMs(String copyId) {
+    String key = Keys.copy(copyId);
+    return send(key, Request.cmd(Command.PTTL).arg(key)).toLong();
+  }
+
+  /** Sets a consumer's retention in Redis behind every node's back (below what the API allows). */
+  private static void retentionInRedis(String consumer, long retentionMs) {
+    String meta = Keys.consumer(consumer).get(0);
+    send(meta, Request.cmd(Command.HSET).arg(meta).arg("retentionMs").arg(retentionMs));
+  }
+
+  private static long redisMillis(String key) {
+    Response time = send(key, Request.cmd(Command.TIME));
+    return time.get(0).toLong() * 1000 + time.get(1).toLong() / 1000;
+  }
+
+  private static long publishedAt(String eventId) {
+    return Long.parseLong(eventId.substring(0, 12), 16);
+  }
+
   private static List<String> published(Reply reply) {
     assertEquals(200, reply.status(), reply.body());
     return reply.results().stream().map(result -> ((JsonObject) result).getString("eventId")).toList();
@@ -86,6 +106,71 @@ class CopiesIT extends GatewayTest {
       }
     }
     await().atMost(Duration.ofSeconds(5)).until(() -> !stored(copyId));
+  }
+
+  @Test
+  @DisplayName("a copy is kept twice its holders' longest retention and an hour: a dead-lettered event may stay that long")
+  void copyOutlivesTwiceTheRetention() {
+    String topic = unique("kept");
+    consumer(new JsonObject().put("retentionMs", 60_000), topic);
+    consumer(new JsonObject().put("retentionMs", 7_200_000), topic);
+    String copyId = Copies.copyOf(published(http().publish(topic, event("kept"))).get(0));
+    long kept = keptMs(copyId);
+    assertTrue(kept > 5 * 3_600_000 - 60_000 && kept <= 5 * 3_600_000, "kept " + kept + " ms");
+  }
+
+  @Test
+  @DisplayName("raising a consumer's retention keeps the copies it holds for the new one")
+  void raisedRetentionKeepsHeldCopies() {
+    String topic = unique("raised");
+    String consumer = consumer(new JsonObject().put("retentionMs", 60_000), topic);
+    List<String> copyIds = List.of(Copies.copyOf(published(http().publish(topic, event("first"))).get(0)),
+        Copies.copyOf(published(http().publish(topic, event("second"))).get(0)));
+    copyIds.forEach(copyId -> assertTrue(keptMs(copyId) < 2 * 3_600_000, "kept for the first retention"));
+
+    assertEquals(200, http().putConsumer(consumer, new JsonObject().put("topics", new JsonArray().add(topic))
+        .put("retentionMs", 7_200_000)).status());
+    copyIds.forEach(copyId -> assertTrue(keptMs(copyId) > 5 * 3_600_000 - 60_000, "kept " + keptMs(copyId) + " ms"));
+    String meta = Keys.consumer(consumer).get(0);
+    assertEquals("7200000", send(meta, Request.cmd(Command.HGET).arg(meta).arg("copiesRetentionMs")).toString());
+  }
+
+  @Test
+  @DisplayName("a node whose copy of a consumer's settings is behind a raised retention keeps the round's copy for the new one")
+  void staleRetentionIsCaughtBySpool() {
+    String topic = unique("stale");
+    String consumer = consumer(new JsonObject().put("retentionMs", 60_000), topic);
+    // raised in Redis only: every node still spools for a retention of a minute
+    retentionInRedis(consumer, 7_200_000);
+    String copyId = Copies.copyOf(published(http().publish(topic, event("late"))).get(0));
+    assertTrue(keptMs(copyId) > 5 * 3_600_000 - 60_000, "kept " + keptMs(copyId) + " ms");
+  }
+
+  @Test
+  @DisplayName("a dead-lettered event leaves the queue at twice its retention after publish, redriven or not")
+  void deadLetterStayEndsWithinTwiceTheRetention() {
+    String topic = unique("dlq");
+    String consumer = consumer(new JsonObject(), topic);
+    retentionInRedis(consumer, 2_000);
+    String eventId = published(http().publish(topic, event("old"))).get(0);
+    assertEquals(List.of(eventId), http().poll(consumer, max(1)).eventIds());
+    long twice = publishedAt(eventId) + 4_000;
+    String dead = Keys.consumer(consumer).get(11);
+    String expiry = Keys.consumer(consumer).get(3);
+    await().atMost(Duration.ofSeconds(10)).until(() -> send(dead, Request.cmd(Command.ZSCORE).arg(dead).arg(eventId)) != null);
+    await().atMost(Duration.ofSeconds(10)).until(() -> redisMillis(dead) > publishedAt(eventId) + 2_500);
+    // redriven past its retention, it fails again at once, its stay not longer for that
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/dead-letters/redrive",
+        new JsonObject().put("eventIds", new JsonArray().add(eventId))).status());
+    await().atMost(Duration.ofSeconds(10)).until(() -> {
+      Response leaves = send(expiry, Request.cmd(Command.ZSCORE).arg(expiry).arg(eventId));
+      return send(dead, Request.cmd(Command.ZSCORE).arg(dead).arg(eventId)) != null
+          && leaves != null && leaves.toLong() > publishedAt(eventId) + 2_000;
+    });
+    long leaves = send(expiry, Request.cmd(Command.ZSCORE).arg(expiry).arg(eventId)).toLong();
+    assertTrue(leaves <= twice, "leaves at " + leaves + ", twice its retention after publish is " + twice);
+    await().atMost(Duration.ofSeconds(10)).until(() -> http().metadata(consumer).json().getJsonObject("totals")
+        .getLong("expired") == 1);
   }
 
   @Test
