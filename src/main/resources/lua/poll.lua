@@ -18,7 +18,8 @@
 -- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal, 3 when nothing was handed
 -- out and events wait behind their keys' holders), nextDue, number of
 -- figures at the end (0 without a hold), the consumer's salt, the deliveries' deadline ('' in auto
--- ack mode), eventId1,
+-- ack mode), the copies it let go of (an array: the node releases them once it has read the batch),
+-- eventId1,
 -- seq1, deliveryCount1, blob1, ...}, {-1} when the consumer does not exist, {-2, ms left} when it
 -- is blocked by its rate limit, or {-3} when it is disabled. nextDue: when the scheduler next has
 -- work for the consumer, when this call's deadline may be its earliest timed work, else -1
@@ -29,6 +30,9 @@
 -- 'r:<mark>', see handout_record) what the events' history tells of the hand-out.
 local cfg = settings()
 if not cfg then return {-1} end
+-- the copies it lets go of (auto ack, expiries) go to the node in the answer, released once it has
+-- read the batch's events from them: a release by another call before that read would lose them
+answers_let_go = true
 if not cfg.enabled then
   if ARGV[2] ~= '' then redis.call('ZREM', K.waiters, ARGV[2]) end
   return {-3}
@@ -44,7 +48,7 @@ local mark = ARGV[8]
 local deadline = now + cfg.ackTimeoutMs
 local deadlineArg, nowArg = string.format('%d', deadline), string.format('%d', now)
 -- in auto ack mode no deadline: the node then makes no ackIds (its copy of the mode may be behind)
-local out = {1, now, 0, -1, 0, cfg.salt, cfg.auto and '' or deadline}
+local out = {1, now, 0, -1, 0, cfg.salt, cfg.auto and '' or deadline, let_go_copies}
 -- what the batch key holds
 local batchItems = {}
 local handed, redelivered = 0, 0
@@ -246,8 +250,6 @@ end
 -- a full batch may have left more behind, and so may a call that dropped dead backlog pairs (see
 -- take_backlog) or let an event's turn come (auto ack): the next waiter takes it on
 if handed == max or full or dropped_dead or keys_passed then wake_waiter(cfg) end
--- copies let go of on the way (auto ack, expiries): the scheduler's step releases them now
-if freed_filed then out[4] = now end
 if ARGV[7] ~= '' then
   local figures = spool_figures()
   out[5] = #figures

@@ -37,7 +37,7 @@ public final class ConsumerStore {
     args.addAll(settings.scriptFields());
     return store.eval(Script.CONSUMER_PUT, Keys.consumer(settings.name()), args)
         .compose(put -> (put.get(1).toLong() < settings.retentionMs()
-                ? copies.coverHeld(store, settings.name(), settings.retentionMs())
+                ? copies.coverHeld(store, settings.name(), settings.retentionMs(), put.get(2).toLong())
                 : Future.<Void>succeededFuture())
             .compose(covered -> store.sendConfirmed(Request.cmd(Command.HSET).arg(Keys.CONSUMERS)
                 .arg(settings.name()).arg(settings.toJson().encode())))

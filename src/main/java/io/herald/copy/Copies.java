@@ -80,13 +80,13 @@ public final class Copies {
 
   /**
    * Keeps every copy {@code consumer} holds events of for its new {@code retentionMs}, a page of its
-   * copies at a time, then records that they are (docs/internals.md, "Retention"). A failure leaves
-   * the record as it was, so that the next settings change with that retention tries again.
+   * copies at a time, then records that they are, unless its settings changed since those of
+   * {@code generation} (docs/internals.md, "Retention"). A failure leaves the record as it was, so
+   * that the next settings change walks again.
    */
-  public Future<Void> coverHeld(RedisStore store, String consumer, long retentionMs) {
+  public Future<Void> coverHeld(RedisStore store, String consumer, long retentionMs, long generation) {
     return coverHeld(store, consumer, retentionMs, "0")
-        .compose(done -> store.sendConfirmed(Request.cmd(Command.HSET).arg(Keys.consumer(consumer).get(0))
-            .arg("copiesRetentionMs").arg(retentionMs)))
+        .compose(done -> store.eval(Script.COPIES_COVERED, Keys.consumer(consumer), List.of(generation, retentionMs)))
         .mapEmpty();
   }
 

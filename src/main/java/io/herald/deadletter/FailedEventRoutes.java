@@ -39,6 +39,7 @@ import java.util.Map;
  * discards them.
  */
 public final class FailedEventRoutes {
+  private static final System.Logger LOG = System.getLogger(FailedEventRoutes.class.getName());
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private final RedisStore store;
@@ -74,16 +75,18 @@ public final class FailedEventRoutes {
       return consumer(ctx).compose(consumer -> {
         List<String> keys = new ArrayList<>(Keys.consumer(consumer));
         keys.add(Keys.batch(consumer, batchAckId));
-        return run(consumer, Script.FAILED_POLL, keys, List.of(kind, maxEvents == null ? 10 : maxEvents));
-      }).compose(reply -> blobs(reply).map(blobs -> batch(reply, blobs, batchAckId)));
+        return run(consumer, Script.FAILED_POLL, keys, List.of(kind, maxEvents == null ? 10 : maxEvents))
+            .compose(reply -> blobs(consumer, reply).map(blobs -> batch(reply, blobs, batchAckId)));
+      });
     });
   }
 
   /**
    * The blobs of the events read, in order: as Redis held them (inline), or from their copies
-   * (docs/internals.md); null for one whose copy is gone (left out of the batch).
+   * (docs/internals.md); null for one whose copy is gone (left out of the batch, and dropped: it
+   * can never be read again).
    */
-  private Future<List<Buffer>> blobs(Response reply) {
+  private Future<List<Buffer>> blobs(String consumer, Response reply) {
     List<String> copyIds = new ArrayList<>();
     for (int i = 0; i < reply.size(); i += 3) {
       String copyId = Stubs.copyOf(eventIdOf(reply.get(i).toString()), reply.get(i + 1));
@@ -95,10 +98,21 @@ public final class FailedEventRoutes {
         : copies.read(store, copyIds);
     return read.map(found -> {
       List<Buffer> blobs = new ArrayList<>();
+      List<String> lost = new ArrayList<>();
       for (int i = 0; i < reply.size(); i += 3) {
         String eventId = eventIdOf(reply.get(i).toString());
         String copyId = Stubs.copyOf(eventId, reply.get(i + 1));
-        blobs.add(copyId == null ? reply.get(i + 1).toBuffer() : Stubs.blob(found.get(copyId), eventId));
+        Buffer blob = copyId == null ? reply.get(i + 1).toBuffer() : Stubs.blob(found.get(copyId), eventId);
+        if (blob == null) {
+          lost.add(eventId);
+        }
+        blobs.add(blob);
+      }
+      if (!lost.isEmpty()) {
+        LOG.log(System.Logger.Level.ERROR, "The stored copies of " + lost.size() + " failed events of consumer '"
+            + consumer + "' are gone; they are dropped: " + lost);
+        store.eval(Script.LOST_COPY, Keys.consumer(consumer), lost).onFailure(failure -> LOG.log(
+            System.Logger.Level.WARNING, "Could not drop failed events whose copies are gone: " + failure.getMessage()));
       }
       return blobs;
     });

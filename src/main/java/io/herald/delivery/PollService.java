@@ -44,7 +44,9 @@ public final class PollService {
    * Where the poll script's answer lists the first event (after status, time, heldBack, nextDue,
    * figures count, salt and deadline); each event takes 4 entries: eventId, seq, deliveryCount, blob.
    */
-  private static final int FIRST_EVENT = 7;
+  private static final int FIRST_EVENT = 8;
+  /** Where the poll's answer names the copies it let go of (poll.lua). */
+  private static final int LET_GO = 7;
   /** The poll script's heldBack codes (1..3) as the batch says them. */
   private static final String[] HELD_BACK = {"", ",\"heldBack\":\"MAX_UNACKED\"",
       ",\"heldBack\":\"MAX_UNACKED_TOTAL\"", ",\"heldBack\":\"ORDERING\""};
@@ -239,8 +241,15 @@ public final class PollService {
               salts.heard(consumer.name(), salt);
               // the script's mode, not this node's copy of it, tells whether they need acks
               boolean auto = reply.get(6).toString().isEmpty();
-              blobs(reply, handed).onComplete(read -> answer(reply, handed, read, auto ? null : batchAckId, salt, mark));
-            } else if (reply.get(2).toInteger() == 2) {
+              blobs(reply, handed).onComplete(read -> {
+                answer(reply, handed, read, auto ? null : batchAckId, salt, mark);
+                // only now: an event it let go of at hand-out (auto ack) was read from its copy
+                copies.releaseAnswered(store, consumer.name(), reply.get(LET_GO), 0);
+              });
+              return;
+            }
+            copies.releaseAnswered(store, consumer.name(), reply.get(LET_GO), 0);
+            if (reply.get(2).toInteger() == 2) {
               // held back by maxUnackedTotal: the ledger tells of room once, and that may come
               // between this attempt and its parking, so a held-back poll also asks again soon
               park(Math.min(remainingMs, ROOM_RECHECK_MS));

@@ -50,6 +50,7 @@ public final class Script {
   public static final Script HISTORY = perConsumer("history", false, Writes.READS, UNCONFIRMED);
   public static final Script SPOOL_FIGURES = perConsumer("spool_figures", false, Writes.READS, UNCONFIRMED);
   public static final Script CONSUMER_PUT = perConsumer("consumer_put", false, Writes.GROWS, CONFIRMED);
+  public static final Script COPIES_COVERED = perConsumer("copies_covered", false, Writes.GROWS, CONFIRMED);
   public static final Script CONSUMER_DELETE = perConsumer("consumer_delete", true, Writes.FREES, CONFIRMED);
   public static final Script BACKLOG_UPGRADE = perConsumer("backlog_upgrade", false, Writes.GROWS, UNCONFIRMED);
   /** Reads many consumers' keys in one call (see RedisStore#evalReadingMany), no KEYS of its own. */

@@ -136,6 +136,44 @@ class CopiesIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("retention lowered, then raised again: the copies written meanwhile are kept for the raised one")
+  void loweredThenRaisedRetentionKeepsCopies() {
+    String topic = unique("lowered");
+    JsonObject settings = new JsonObject().put("topics", new JsonArray().add(topic));
+    String consumer = consumer(settings.copy().put("retentionMs", 7_200_000), topic);
+    assertEquals(200, http().putConsumer(consumer, settings.copy().put("retentionMs", 60_000)).status());
+    // once the publishing node knows of the lower retention, its rounds' copies are kept for it
+    String[] copyId = new String[1];
+    await().atMost(Duration.ofSeconds(5)).until(() -> {
+      copyId[0] = Copies.copyOf(published(http().publish(topic, event("meanwhile"))).get(0));
+      return keptMs(copyId[0]) < 2 * 3_600_000;
+    });
+    assertEquals(200, http().putConsumer(consumer, settings.copy().put("retentionMs", 7_200_000)).status());
+    assertTrue(keptMs(copyId[0]) > 5 * 3_600_000 - 60_000, "kept " + keptMs(copyId[0]) + " ms");
+  }
+
+  @Test
+  @DisplayName("a dead-lettered event whose copy is gone is dropped when its queue is read, not left there unseen")
+  void lostCopyInTheDeadLetterQueueIsDropped() {
+    String topic = unique("lostdead");
+    String consumer = consumer(new JsonObject().put("redelivery", new JsonObject().put("maxDeliveries", 1)), topic);
+    String eventId = published(http().publish(topic, event("lost"))).get(0);
+    Reply batch = http().poll(consumer, max(1));
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray().add(batch.ackIds().get(0))).put("action", "REQUEUE")).status());
+    assertEquals(1L, http().metadata(consumer).json().getLong("deadLetters"));
+    String key = Keys.copy(Copies.copyOf(eventId));
+    send(key, Request.cmd(Command.DEL).arg(key));
+
+    Reply read = nodeB.http().post("/v1/consumers/" + consumer + "/dead-letters/poll", new JsonObject());
+    assertEquals(0, read.events().size(), read.body());
+    await().atMost(Duration.ofSeconds(5)).until(() -> http().metadata(consumer).json().getLong("deadLetters") == 0);
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(1L, metadata.getJsonObject("totals").getLong("dropped"), metadata.encode());
+    assertEquals(0L, metadata.getLong("spooledEvents"), metadata.encode());
+  }
+
+  @Test
   @DisplayName("a node whose copy of a consumer's settings is behind a raised retention keeps the round's copy for the new one")
   void staleRetentionIsCaughtBySpool() {
     String topic = unique("stale");
