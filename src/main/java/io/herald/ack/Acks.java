@@ -35,7 +35,7 @@ public final class Acks {
    * Acks {@code ackIds} and the events of {@code batchAckIds} of {@code consumer}; the result is the
    * protocol's {@code {"results":[...]}}. A malformed batchAckId is UNKNOWN without asking Redis.
    * {@code bySocket}: they came over a consumer socket (which knows of its own settlements); else
-   * full push windows are told (see {@code tell_windows} in consumer.lib.lua).
+   * full push windows are told (see {@code tell_windows} in wakeups.lib.lua).
    */
   public Future<JsonObject> ack(ConsumerSettings consumer, JsonArray ackIds, JsonArray batchAckIds, boolean bySocket) {
     if (ackIds.size() + batchAckIds.size() == 0) {

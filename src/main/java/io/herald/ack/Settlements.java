@@ -43,7 +43,7 @@ public final class Settlements {
    * refuse); the result is the protocol's {@code {"results":[{"ackId","status"}]}}. Throws
    * INVALID_REQUEST naming the field for a bad body. {@code bySocket}: it came over a consumer
    * socket (which knows of its own settlements); else full push windows are told (see
-   * {@code tell_windows} in consumer.lib.lua).
+   * {@code tell_windows} in wakeups.lib.lua).
    */
   public Future<JsonObject> nack(String consumer, JsonObject body, boolean bySocket) {
     JsonArray ackIds = ackIds(body);

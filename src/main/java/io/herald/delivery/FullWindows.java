@@ -10,7 +10,7 @@ import java.util.Set;
  * The full push windows of one verticle instance's sockets, by consumer: told when a delivery of
  * their consumer was settled by another path than a socket (an HTTP ack or nack, on any node), so
  * that they ask at once which of theirs are still out rather than at their next check. The
- * instance is filed in Redis by those checks ({@code file_window} in consumer.lib.lua) and told over
+ * instance is filed in Redis by those checks ({@code file_window} in wakeups.lib.lua) and told over
  * its node's wake channel. Event-loop confined.
  */
 public final class FullWindows {

@@ -50,7 +50,7 @@ public final class NotificationVerticle extends VerticleBase {
   /**
    * On a Redis Cluster: per primary, a connection subscribed to this node's alive channel, whose
    * subscribers there tell the scripts of that shard that this node listens (see wake_waiter in
-   * consumer.lib.lua; its wake-ups reach it on its one subscription, wherever that is).
+   * wakeups.lib.lua; its wake-ups reach it on its one subscription, wherever that is).
    */
   private final Map<String, Future<RedisConnection>> alive = new HashMap<>();
   private RedisStore store;

@@ -8,7 +8,7 @@ import java.util.function.Consumer;
 /**
  * The long polls of one verticle instance, by waiter id. A parked poll is also in its consumer's
  * waiters set in Redis, and a script that makes events available wakes exactly one of them, by id,
- * over the wake-up channel of the poll's node ({@code wake_waiter} in {@code consumer.lib.lua}).
+ * over the wake-up channel of the poll's node ({@code wake_waiter} in {@code wakeups.lib.lua}).
  *
  * <p>A wake-up may arrive before the answer of the script that parked the poll (pub/sub and replies
  * travel on different connections): it is kept, and the poll asks again instead of parking. A

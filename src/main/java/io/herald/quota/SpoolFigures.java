@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * One consumer's spool and unacked count as its own keys count them (exact, see
- * {@code spool_figures} in {@code consumer.lib.lua}), on their way to the gateway-wide ledger.
+ * {@code spool_figures} in {@code spool.lib.lua}), on their way to the gateway-wide ledger.
  *
  * @param exists     false once the consumer is deleted: the ledger forgets its share
  * @param namespace  the namespace its bytes count against, or null

@@ -11,7 +11,7 @@ import java.util.Map;
 /**
  * Scripts sharing one Lua library, as a Redis function library ({@code FUNCTION LOAD}, Redis 7 and
  * later): the library's code runs once when it is loaded, and each script is a function that starts
- * with {@code begin_call(keys, args)} (consumer.lib.lua). The library's name carries a hash of
+ * with {@code begin_call(keys, args)} (begin.lib.lua). The library's name carries a hash of
  * what it holds, so nodes of different versions each call their own.
  */
 final class FunctionLibrary {

@@ -57,7 +57,7 @@ public final class Keys {
 
   /**
    * Pub/sub channel a node subscribes to on every primary and that nobody publishes on: its
-   * subscribers on a server tell {@code wake_waiter} that the node listens (see consumer.lib.lua).
+   * subscribers on a server tell {@code wake_waiter} that the node listens (see wakeups.lib.lua).
    */
   public static String aliveChannel(String node) {
     return "herald:alive:" + node;

@@ -19,7 +19,14 @@ import java.util.List;
 public final class Script {
   /** Every script starts with it: {@code now_ms}, Redis' clock. */
   private static final String TIME_LIB = read("time.lib.lua");
-  private static final String CONSUMER_LIB = read("consumer.lib.lua");
+  /**
+   * The per-consumer library, one part per structure, in this order: each uses only what the parts
+   * before it define (Lua locals), and begin_call, last, resets what all of them gather.
+   */
+  static final List<String> LIBRARY_PARTS = List.of("consumer", "history", "keylines", "copies", "backlog", "acks",
+      "spool", "failures", "deliveries", "wakeups", "settle", "begin");
+  private static final String CONSUMER_LIB = String.join("\n",
+      LIBRARY_PARTS.stream().map(part -> read(part + ".lib.lua")).toList());
   private static final List<Script> PER_CONSUMER = new ArrayList<>();
   private static final List<Script> ALL = new ArrayList<>();
 
