@@ -16,6 +16,9 @@ if redis.call('EXISTS', K.copies, K.freed) > 0 then
     redis.call('HSET', leaving, copy, 0)
   end
   redis.call('UNLINK', K.freed)
+  -- the copies it names are kept no longer (Copies.keptMs): a drain its node left unfinished leaves
+  -- them to their expiry, and this key goes with them
+  redis.call('PEXPIRE', leaving, 2 * tonumber(redis.call('HGET', K.meta, 'retentionMs')) + 3600000)
 end
 redis.call('UNLINK', K.meta, K.backlog, K.events, K.expiry, K.waiters, K.pending, K.stale,
   K.deliveries, K.first, K.polls,

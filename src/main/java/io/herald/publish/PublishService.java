@@ -351,7 +351,7 @@ public final class PublishService {
                 figures.add(SpoolFigures.parse(consumer, consumers.get(consumer), reply, spooled.figuresFrom()));
               }
             }
-            return keptLongEnough(events, copiesKept, spooled).map(spooled);
+            return keptLongEnough(consumer, events, copiesKept, spooled).map(spooled);
           }));
     });
     Future.join(new ArrayList<>(writes.values())).onComplete(done -> {
@@ -480,7 +480,7 @@ public final class PublishService {
       args.addAll(events);
       calls.add(store.eval(Script.PUBLISH, Keys.spool(consumer), args)
           .onFailure(failure -> fileWritten(consumer, failure))
-          .compose(reply -> keptLongEnough(events, copiesKept, SpoolReply.parse(reply)).map(reply)).<Void>map(reply -> {
+          .compose(reply -> keptLongEnough(consumer, events, copiesKept, SpoolReply.parse(reply)).map(reply)).<Void>map(reply -> {
         SpoolReply spooled = SpoolReply.parse(reply);
         if (spooled.took()) {
           dueTimes.file(consumer, reply.get(1).toLong());
@@ -509,9 +509,15 @@ public final class PublishService {
   /**
    * Pushes the expiry of the copies a spool call's stubs name that are kept for less than the
    * retention its consumer answered (docs/internals.md, "Retention"); the publish is confirmed
-   * only once they are kept long enough.
+   * only once they are kept long enough. A consumer deleted before its spool call has its marks on
+   * the round's copies released.
    */
-  private Future<Void> keptLongEnough(List<Object> events, Map<String, Long> kept, SpoolReply spooled) {
+  private Future<Void> keptLongEnough(String consumer, List<Object> events, Map<String, Long> kept,
+      SpoolReply spooled) {
+    if (spooled.deleted() && !kept.isEmpty()) {
+      // it holds nothing, and never acquired the round's copies: its marks go now, not at their expiry
+      copies.release(store, consumer, RoundCopies.named(events));
+    }
     if (!spooled.took() || kept.isEmpty()) {
       return Future.succeededFuture();
     }

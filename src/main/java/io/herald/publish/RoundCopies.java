@@ -115,16 +115,24 @@ final class RoundCopies {
    */
   static Set<String> keptTooShort(List<Object> events, Map<String, Long> kept, long retentionMs) {
     Set<String> tooShort = new LinkedHashSet<>();
-    for (int i = 0; i < events.size(); i += STRIDE) {
-      String stub = events.get(i + 1).toString();
-      int at = stub.indexOf('@');
-      String copyId = at < 0 ? Copies.copyOf((String) events.get(i)) : stub.substring(at + 1);
+    for (String copyId : named(events)) {
       Long basis = kept.get(copyId);
       if (basis != null && basis < retentionMs) {
         tooShort.add(copyId);
       }
     }
     return tooShort;
+  }
+
+  /** The copies the stubs of a spool call's {@code events} name. */
+  static Set<String> named(List<Object> events) {
+    Set<String> named = new LinkedHashSet<>();
+    for (int i = 0; i < events.size(); i += STRIDE) {
+      String stub = events.get(i + 1).toString();
+      int at = stub.indexOf('@');
+      named.add(at < 0 ? Copies.copyOf((String) events.get(i)) : stub.substring(at + 1));
+    }
+    return named;
   }
 
   /** The stub of an event in {@code copyId}: its size, and the copy when its eventId does not name it. */

@@ -10,15 +10,20 @@ import java.util.Set;
  * or disabled and skipping them), whether it refused them all for every consumer (disabled, with
  * rejectPublishWhenRefused), and which it did not take for its own quota ({@code overQuota}:
  * refused for every consumer when {@code refusesForAll}, else skipped by it alone), and the
- * consumer's retention then ({@code retentionMs}, 0 when it took nothing).
+ * consumer's retention then ({@code retentionMs}, 0 when it took nothing, -1 when it did not exist).
  */
 record SpoolReply(boolean took, boolean disabled, boolean refusesForAll, long retentionMs, Set<String> overQuota) {
+  /** Whether the consumer did not exist (deleted meanwhile). */
+  boolean deleted() {
+    return !took && retentionMs < 0;
+  }
+
   /** Where the eventIds over quota start in the script's answer; the ledger's figures follow them. */
   static final int OVER_QUOTA_FROM = 5;
 
   static SpoolReply parse(Response reply) {
     if (reply.type() != ResponseType.MULTI) {
-      return new SpoolReply(false, reply.toLong() == -2, true, 0, Set.of());
+      return new SpoolReply(false, reply.toLong() == -2, true, reply.toLong() == -1 ? -1 : 0, Set.of());
     }
     Set<String> overQuota = new HashSet<>();
     int count = reply.get(OVER_QUOTA_FROM - 1).toInteger();

@@ -253,6 +253,41 @@ class CopiesIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a consumer gone before its spool call lets go of the round's copy at once")
+  void goneConsumerReleasesAtOnce() {
+    String topic = unique("gone");
+    consumer(new JsonObject(), topic);
+    String gone = consumer(new JsonObject(), topic);
+    // gone from Redis behind the nodes' backs: they still spool for it
+    String meta = Keys.consumer(gone).get(0);
+    send(meta, Request.cmd(Command.DEL).arg(meta));
+    String copyId = Copies.copyOf(published(http().publish(topic, event("one left"))).get(0));
+    await().atMost(Duration.ofSeconds(5)).until(() -> "1".equals(String.valueOf(copy(copyId, "n"))));
+    assertNull(copy(copyId, "h:" + gone));
+  }
+
+  @Test
+  @DisplayName("the list of copies a deleted consumer leaves to release expires with them")
+  void leavingExpires() {
+    String topic = unique("leaving");
+    String consumer = consumer(new JsonObject().put("retentionMs", 60_000), topic);
+    published(http().publish(topic, event("held")));
+    String leaving = Keys.leaving(consumer);
+    List<String> keys = new ArrayList<>(Keys.spool(consumer));
+    keys.add(leaving);
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    try {
+      io.herald.store.RedisStore store = io.herald.store.RedisStore.pipelined(vertx, primaryOf(leaving), 5000);
+      store.eval(io.herald.store.Script.CONSUMER_DELETE, keys, List.of()).await();
+      long kept = send(leaving, Request.cmd(Command.PTTL).arg(leaving)).toLong();
+      assertTrue(kept > 3_600_000 && kept <= 3_720_000, "kept " + kept + " ms");
+      store.close().await();
+    } finally {
+      vertx.close().await();
+    }
+  }
+
+  @Test
   @DisplayName("an event whose copy is gone is dropped when handed out (state DROPPED); the rest go out")
   void lostCopyIsDropped() {
     String topic = unique("lost");

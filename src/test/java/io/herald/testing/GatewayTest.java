@@ -60,9 +60,13 @@ public abstract class GatewayTest {
 
   /** Sends {@code request} to the primary that holds {@code key}, on any topology. */
   protected static io.vertx.redis.client.Response send(String key, io.vertx.redis.client.Request request) {
-    String url = topology instanceof TestCluster cluster ? cluster.primaryOf(cluster.slotOf(key))
+    return RedisCli.send(primaryOf(key), request);
+  }
+
+  /** The URL of the primary that holds {@code key}, on any topology. */
+  protected static String primaryOf(String key) {
+    return topology instanceof TestCluster cluster ? cluster.primaryOf(cluster.slotOf(key))
         : topology instanceof TestSentinels sentinels ? sentinels.primaryUrl() : redis.url();
-    return RedisCli.send(url, request);
   }
 
   /** The class's annotation, or its nearest superclass'. */
