@@ -518,7 +518,8 @@ public final class PublishService {
       // it holds nothing, and never acquired the round's copies: its marks go now, not at their expiry
       copies.release(store, consumer, RoundCopies.named(events));
     }
-    if (!spooled.took() || kept.isEmpty()) {
+    // the common case, the node's settings as the consumer's: no stub need be read
+    if (!spooled.took() || kept.values().stream().allMatch(basis -> basis >= spooled.retentionMs())) {
       return Future.succeededFuture();
     }
     Set<String> tooShort = RoundCopies.keptTooShort(events, kept, spooled.retentionMs());
