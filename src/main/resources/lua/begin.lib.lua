@@ -31,5 +31,4 @@ local function begin_call(keys, args)
   counters = nil
   let_go_copies = {}
   answers_let_go = false
-  freed_filed = false
 end

@@ -23,8 +23,8 @@ end
 
 -- The copies this call let go of: the consumer holds none of their events any more (see let_go).
 -- A script that hands them to its node in its answer sets answers_let_go; for the others they go
--- to the freed list, which the scheduler's step releases (freed_filed says it got some).
-local let_go_copies, answers_let_go, freed_filed
+-- to the freed list, which the scheduler's step releases (next_due makes it due now).
+local let_go_copies, answers_let_go
 
 -- The consumer no longer holds the event stored as `value` (its events value, read before it goes):
 -- one event less of its copy, and when that was the last, the copy is the node's to release
@@ -37,7 +37,6 @@ local function let_go_counted(counts)
         table.insert(let_go_copies, copy)
       else
         redis.call('RPUSH', K.freed, copy)
-        freed_filed = true
       end
     end
   end

@@ -5,10 +5,11 @@
 -- KEYS[EXTRA_KEY] the consumer's idempotent events (publish.lua): a taken-back event is forgotten
 -- there too, so that storing it again (or a retry of its publish) is not mistaken for a repeat
 -- ARGV the eventIds
--- Returns per eventId 1 (taken back) or 0 (handed out already, or not here), or -1 when the
--- consumer does not exist.
+-- Returns per eventId 1 (taken back) or 0 (handed out already, or not here), then the copies it let
+-- go of, for the node to release; or -1 when the consumer does not exist.
 local cfg = settings()
 if not cfg then return -1 end
+answers_let_go = true
 local out, taken = {}, 0
 for i, id in ipairs(ARGV) do
   if redis.call('ZSCORE', K.delayed, id) or in_backlog(id) then
@@ -24,4 +25,5 @@ end
 count({published = -taken})
 -- a holder taken back lets its key's next event go
 if keys_passed then wake_waiter(cfg) end
+out[#ARGV + 1] = let_go_copies
 return out

@@ -111,7 +111,8 @@ public final class FailedEventRoutes {
       if (!lost.isEmpty()) {
         LOG.log(System.Logger.Level.ERROR, "The stored copies of " + lost.size() + " failed events of consumer '"
             + consumer + "' are gone; they are dropped: " + lost);
-        store.eval(Script.LOST_COPY, Keys.consumer(consumer), lost).onFailure(failure -> LOG.log(
+        store.eval(Script.LOST_COPY, Keys.consumer(consumer), lost)
+            .onSuccess(letGo -> copies.releaseAnswered(store, consumer, letGo, 0)).onFailure(failure -> LOG.log(
             System.Logger.Level.WARNING, "Could not drop failed events whose copies are gone: " + failure.getMessage()));
       }
       return blobs;
@@ -166,6 +167,7 @@ public final class FailedEventRoutes {
         ackIds.forEach(args::add);
         Future<Void> chain = ackIds.isEmpty() ? Future.succeededFuture()
             : run(consumer, Script.FAILED_ACK, Keys.consumer(consumer), args).map(reply -> {
+              releaseLetGo(consumer, reply);
               for (int i = 0; i < ackIds.size(); i++) {
                 results.add(new JsonObject().put("ackId", ackIds.getValue(i)).put("status", reply.get(0).get(i).toString()));
               }
@@ -187,6 +189,7 @@ public final class FailedEventRoutes {
     List<String> keys = new ArrayList<>(Keys.consumer(consumer));
     keys.add(Keys.batch(consumer, batchAckId));
     return run(consumer, Script.FAILED_ACK, keys, List.of(kind, 0)).map(reply -> {
+      releaseLetGo(consumer, reply);
       Response rows = reply.get(1);
       if (rows.size() == 0) {
         results.add(new JsonObject().put("batchAckId", batchAckId).put("status", "UNKNOWN"));
@@ -214,6 +217,11 @@ public final class FailedEventRoutes {
           ? redrives.all(consumer, kind)
           : redrives.named(consumer, kind, eventIds.stream().map(String.class::cast).toList()));
     });
+  }
+
+  /** Releases the copies an ack of the queue let go of: its answer's last item (failed_ack.lua). */
+  private void releaseLetGo(String consumer, Response reply) {
+    copies.releaseAnswered(store, consumer, reply.get(reply.size() - 1), 0);
   }
 
   private Future<Response> run(String consumer, Script script, List<String> keys, List<?> args) {

@@ -417,7 +417,8 @@ public final class PollService {
   private void dropLost(ConsumerSettings consumer, List<String> eventIds) {
     LOG.log(System.Logger.Level.ERROR, "The stored copies of " + eventIds.size() + " events of consumer '"
         + consumer.name() + "' are gone; they are dropped: " + eventIds);
-    store.eval(Script.LOST_COPY, Keys.consumer(consumer.name()), eventIds).onFailure(failure -> LOG.log(
+    store.eval(Script.LOST_COPY, Keys.consumer(consumer.name()), eventIds)
+        .onSuccess(letGo -> copies.releaseAnswered(store, consumer.name(), letGo, 0)).onFailure(failure -> LOG.log(
         System.Logger.Level.WARNING, "Could not drop events whose copies are gone: " + failure.getMessage()));
   }
 

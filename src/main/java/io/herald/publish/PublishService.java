@@ -390,6 +390,7 @@ public final class PublishService {
         if (reply.type() != ResponseType.MULTI) {
           return null; // deleted meanwhile: it holds nothing
         }
+        copies.releaseAnswered(store, consumer, reply.get(ids.size()), 0);
         for (int i = 0; i < ids.size(); i++) {
           if (reply.get(i).toInteger() == 1) {
             takenFrom.computeIfAbsent(consumer, c -> new ArrayList<>()).add(ids.get(i));
@@ -517,6 +518,9 @@ public final class PublishService {
     if (spooled.deleted() && !kept.isEmpty()) {
       // it holds nothing, and never acquired the round's copies: its marks go now, not at their expiry
       copies.release(store, consumer, RoundCopies.named(events));
+    } else if (!spooled.took() && !kept.isEmpty()) {
+      // disabled: it let go of the round's copies in its freed list; the scheduler's step releases them now
+      dueTimes.file(consumer, 0);
     }
     // the common case, the node's settings as the consumer's: no stub need be read
     if (!spooled.took() || kept.values().stream().allMatch(basis -> basis >= spooled.retentionMs())) {

@@ -227,6 +227,35 @@ class CopiesIT extends GatewayTest {
   }
 
   @Test
+  @DisplayName("a consumer disabled behind the nodes' backs lets go of the round's copy at once in its spool call")
+  void disabledConsumerReleasesAtOnce() {
+    String topic = unique("disabled");
+    consumer(new JsonObject(), topic);
+    String disabled = consumer(new JsonObject().put("rejectPublishWhenRefused", false), topic);
+    // disabled in Redis only: the nodes still spool for it, and its spool call skips the round
+    String meta = Keys.consumer(disabled).get(0);
+    send(meta, Request.cmd(Command.HSET).arg(meta).arg("enabled").arg("false"));
+    String copyId = Copies.copyOf(published(http().publish(topic, event("skipped"))).get(0));
+    await().atMost(Duration.ofSeconds(5)).until(() -> copy(copyId, "h:" + disabled) == null);
+    assertEquals("1", copy(copyId, "n").toString());
+  }
+
+  @Test
+  @DisplayName("acking the last event of a copy in the dead-letter queue releases the copy at once")
+  void deadLetterAckReleasesAtOnce() {
+    String topic = unique("deadack");
+    String consumer = consumer(new JsonObject().put("redelivery", new JsonObject().put("maxDeliveries", 1)), topic);
+    String eventId = published(http().publish(topic, event("failed"))).get(0);
+    Reply batch = http().poll(consumer, max(1));
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray().add(batch.ackIds().get(0))).put("action", "REQUEUE")).status());
+    Reply dead = http().post("/v1/consumers/" + consumer + "/dead-letters/poll", new JsonObject());
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/dead-letters/acks",
+        new JsonObject().put("ackIds", new JsonArray().add(dead.ackIds().get(0)))).status());
+    await().atMost(Duration.ofSeconds(5)).until(() -> !stored(Copies.copyOf(eventId)));
+  }
+
+  @Test
   @DisplayName("events that leave by their TTL free their copy through the scheduler")
   void expiredEventsFreeTheirCopy() {
     String topic = unique("ttl");
