@@ -13,6 +13,22 @@ local function uses_gone()
   return gone_in_use
 end
 
+-- A pair's second member: the event's arrival sequence, and, in the packed layout, the stub of an
+-- event that has no events entry while it waits, "<seq>:<stub>" (docs/internals.md, "Stubs in the
+-- backlog"). An events entry, when the event has one, is its stub all the same: a dead pair taken
+-- back (see enter_backlog) may carry an earlier life's.
+local function pair_member(seq, stub)
+  if stub then return seq .. ':' .. stub end
+  return seq
+end
+
+-- A pair's second member as its arrival sequence (a string) and its stub (nil for none).
+local function split_member(member)
+  local colon = string.find(member, ':', 1, true)
+  if not colon then return member, nil end
+  return string.sub(member, 1, colon - 1), string.sub(member, colon + 1)
+end
+
 -- The eventIds of a list of backlog pairs (eventId, seq, eventId, seq, ...).
 local function ids_of(arrivals)
   local ids = {}
@@ -44,11 +60,27 @@ local function backlog_size()
   return size
 end
 
+-- The stub an event waiting in the backlog keeps in its live pair, or nil. Looked for only when the
+-- consumer holds the copy the eventId names (a stub kept in a pair never names another), from the
+-- backlog's tail (where the events a take-back looks for are): the one search of the list by eventId.
+local function pair_stub(id)
+  if redis.call('HEXISTS', K.copies, string.sub(id, 1, 26)) == 0 or dead_pairs({id})[id] then return nil end
+  -- a sequence member never equals an eventId (it holds a ':' or only digits)
+  local at = redis.call('LPOS', K.backlog, id, 'RANK', -1)
+  if not at then return nil end
+  return select(2, split_member(redis.call('LINDEX', K.backlog, at + 1)))
+end
+
 -- Whether the event is in the backlog: spooled, not handed out since it came (back) (nor in the
 -- sets of handed-out events: an older version's entry may lack its deliveries entry), not in the
--- dead-letter or error queue, not waiting out its delay, its pair not dead.
+-- dead-letter or error queue, not waiting out its delay, its pair not dead. Also answers the stub
+-- of one that keeps it in its pair.
 local function in_backlog(id)
-  return redis.call('HEXISTS', K.events, id) == 1 and redis.call('HEXISTS', K.deliveries, id) == 0
+  if redis.call('HEXISTS', K.events, id) == 0 then
+    local stub = pair_stub(id)
+    return stub ~= nil, stub
+  end
+  return redis.call('HEXISTS', K.deliveries, id) == 0
     and not (redis.call('ZSCORE', K.pending, id) or redis.call('ZSCORE', K.stale, id)
       or redis.call('ZSCORE', K.scheduled, id) or redis.call('ZSCORE', K.delayed, id))
     and redis.call('HEXISTS', K.failures, id) == 0
@@ -122,16 +154,17 @@ local DEAD_PAIRS_PER_CALL = 4000
 local dropped_dead
 
 -- Takes up to n events from the backlog's head, dropping the dead pairs before and among them:
--- their eventIds and seqs (strings), in arrival order.
+-- their eventIds, seqs (strings) and the stubs their pairs kept (nil for none), in arrival order.
 local function take_backlog(n)
-  local ids, seqs = {}, {}
+  local ids, seqs, stubs = {}, {}, {}
   if not uses_gone() then
     local popped = redis.call('LPOP', K.backlog, 2 * n) or {}
     for i = 1, #popped, 2 do
       local k = (i + 1) / 2
-      ids[k], seqs[k] = popped[i], popped[i + 1]
+      ids[k] = popped[i]
+      seqs[k], stubs[k] = split_member(popped[i + 1])
     end
-    return ids, seqs
+    return ids, seqs, stubs
   end
   -- dead pairs about: look first (in growing pieces), then take what was looked at up to the
   -- n-th live pair
@@ -148,7 +181,8 @@ local function take_backlog(n)
         table.insert(dropped, id)
       else
         local k = #ids + 1
-        ids[k], seqs[k] = id, piece[2 * i]
+        ids[k] = id
+        seqs[k], stubs[k] = split_member(piece[2 * i])
       end
     end
     if #piece < 2 * size then break end
@@ -156,17 +190,18 @@ local function take_backlog(n)
   if looked > 0 then redis.call('LPOP', K.backlog, 2 * looked) end
   call_each('SREM', K.gone, dropped, 1)
   if #dropped > 0 then dropped_dead = true end
-  return ids, seqs
+  return ids, seqs, stubs
 end
 
 -- Takes up to n events that may go out now, oldest arrival first: from the backlog's head and from
 -- K.ready (events whose turn came); those of the backlog not taken go back to its head. Returns
--- their eventIds and seqs, and the set of those taken from K.ready (nil for none).
+-- their eventIds and seqs, the set of those taken from K.ready (nil for none), and the stubs their
+-- pairs kept (see take_backlog).
 local function take_new(n)
   local ready = uses_ordering() and redis.call('ZRANGE', K.ready, 0, n - 1, 'WITHSCORES') or {}
-  local ids, seqs = take_backlog(n)
-  if #ready == 0 then return ids, seqs, nil end
-  local takenIds, takenSeqs, fromReady = {}, {}, {}
+  local ids, seqs, stubs = take_backlog(n)
+  if #ready == 0 then return ids, seqs, nil, stubs end
+  local takenIds, takenSeqs, takenStubs, fromReady = {}, {}, {}, {}
   local r, b = 1, 1
   while #takenIds < n and (r < #ready or b <= #ids) do
     local k = #takenIds + 1
@@ -175,31 +210,31 @@ local function take_new(n)
       table.insert(fromReady, ready[r])
       r = r + 2
     else
-      takenIds[k], takenSeqs[k] = ids[b], seqs[b]
+      takenIds[k], takenSeqs[k], takenStubs[k] = ids[b], seqs[b], stubs[b]
       b = b + 1
     end
   end
   call_each('ZREM', K.ready, fromReady, 1)
   local back, readySet = {}, {}
   for i = #ids, b, -1 do
-    table.insert(back, seqs[i])
+    table.insert(back, pair_member(seqs[i], stubs[i]))
     table.insert(back, ids[i])
   end
   call_each('LPUSH', K.backlog, back, 2)
   for _, id in ipairs(fromReady) do readySet[id] = true end
-  return takenIds, takenSeqs, readySet
+  return takenIds, takenSeqs, readySet, takenStubs
 end
 
--- Puts what take_new took from the `from`-th on back where it was (fromReady: its third answer),
--- as if it had not been taken.
-local function give_back(ids, seqs, from, fromReady)
+-- Puts what take_new took from the `from`-th on back where it was (fromReady and stubs: its third
+-- and fourth answers), as if it had not been taken.
+local function give_back(ids, seqs, from, fromReady, stubs)
   local back, ready = {}, {}
   for i = #ids, from, -1 do
     if fromReady and fromReady[ids[i]] then
       table.insert(ready, seqs[i])
       table.insert(ready, ids[i])
     else
-      table.insert(back, seqs[i])
+      table.insert(back, pair_member(seqs[i], stubs[i]))
       table.insert(back, ids[i])
     end
   end
@@ -207,13 +242,14 @@ local function give_back(ids, seqs, from, fromReady)
   call_each('ZADD', K.ready, ready, 2)
 end
 
--- Removes an event from every structure of the consumer; returns the bytes it held.
-local function forget(id)
+-- Removes an event from every structure of the consumer; returns the bytes it held. stub: the one
+-- its backlog pair kept (see in_backlog), for one without an events entry.
+local function forget(id, stub)
   if uses_ordering() then
     redis.call('ZREM', K.ready, id)
     release_key(id)
   end
-  local value = redis.call('HGET', K.events, id)
+  local value = redis.call('HGET', K.events, id) or stub
   local bytes = value and event_bytes(value) or 0
   let_go(id, value)
   redis.call('HDEL', K.events, id)

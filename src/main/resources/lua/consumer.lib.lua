@@ -8,8 +8,11 @@
 -- KEYS[1] meta        HASH   settings, counters, salt, arrival sequence
 -- KEYS[2] backlog     LIST   eventId, arrival sequence, eventId, sequence, ...: the events spooled
 --                            and not handed out since, in arrival order; a pair whose eventId is in
---                            KEYS[20] is dead (see leave_backlog)
--- KEYS[3] events      HASH   eventId -> event blob (JSON members, payload as the publisher sent it)
+--                            KEYS[20] is dead (see leave_backlog); in the packed layout a sequence
+--                            may carry the event's stub, "<seq>:<stub>", for one with no KEYS[3]
+--                            entry (see pair_member)
+-- KEYS[3] events      HASH   eventId -> event blob (JSON members, payload as the publisher sent it),
+--                            or its stub (docs/internals.md)
 -- KEYS[4] expiry      ZSET   eventId -> end of retention, for stale deliveries and for pending
 --                            ones whose retention ends before their deadline (the backlog expires
 --                            from its head, other pending deliveries when their deadline passes)

@@ -95,7 +95,10 @@ local function expire_due(cfg, now, limit)
     if dead[id] then
       table.insert(dropped, id)
     else
-      expire(cfg, id, 'RETENTION', now, head[2 * i], 0)
+      local seq, stub = split_member(head[2 * i])
+      -- a stub its pair kept goes with the event (the dead-letter queue keeps it in events)
+      if stub then redis.call('HSETNX', K.events, id, stub) end
+      expire(cfg, id, 'RETENTION', now, seq, 0)
     end
   end
   call_each('SREM', K.gone, dropped, 1)

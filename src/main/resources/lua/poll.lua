@@ -59,7 +59,7 @@ release_delayed(now, 1000)
 if not cfg.ordering and uses_ordering() then drain_lines(1000) end
 
 -- What the hand-outs of this call write, gathered for one variadic command each (see call_each).
-local handedOut = {deliveries = {}, pending = {}, first = {}}
+local handedOut = {deliveries = {}, pending = {}, first = {}, events = {}}
 -- eventIds begin with their publish time in 12 hex digits: an id not below this one is retained
 -- past this call's deadline, which tells it without reading its time
 local retainedPast = string.format('%012x', deadline - cfg.retentionMs)
@@ -75,9 +75,10 @@ local function fits(blob)
 end
 
 -- seq and n are strings; from: K.stale or K.scheduled for a redelivery leaving that set, nil for
--- a new event; firstAt: a requeued event's first hand-out; blob: the event's, false if it is gone.
--- The caller checked that it fits.
-local function hand_out(id, seq, n, from, firstAt, blob)
+-- a new event; firstAt: a requeued event's first hand-out; blob: the event's, false if it is gone;
+-- inPair: the blob is the stub its backlog pair kept (it has no events entry yet). The caller
+-- checked that it fits.
+local function hand_out(id, seq, n, from, firstAt, blob, inPair)
   if not blob then
     -- an entry that outlived its event (left by an older version): it goes
     release_key(id)
@@ -92,6 +93,7 @@ local function hand_out(id, seq, n, from, firstAt, blob)
   if from or uses_ttl() or id < retainedPast then ends, why = ends_at(cfg, id) end
   if ends <= now then
     -- its time ran out before this hand-out: the dead-letter queue, not the client
+    if inPair then redis.call('HSET', K.events, id, blob) end
     expire(cfg, id, why, now, seq, tonumber(n) - 1)
     return
   end
@@ -141,6 +143,11 @@ local function hand_out(id, seq, n, from, firstAt, blob)
   -- indexed by the count of hand-outs: table.insert would look for each table's end every time
   local w, at = handedOut, 2 * handed
   w.deliveries[at - 1], w.deliveries[at] = id, entry
+  if inPair then
+    -- while out, its stub is in events, as every handed-out event's
+    local e = #w.events
+    w.events[e + 1], w.events[e + 2] = id, blob
+  end
   w.pending[at - 1], w.pending[at] = deadlineArg, id
   local item = 2 * at
   batchItems[item - 3], batchItems[item - 2], batchItems[item - 1], batchItems[item] = id, seq, n, size
@@ -193,14 +200,17 @@ if want > 0 and not full then
     take = take - (handed - before)
   end
   if take > 0 and not full then
-    local ids, seqs, fromReady = take_new(take)
+    local ids, seqs, fromReady, stubs = take_new(take)
     for i, blob in ipairs(hmget(K.events, ids)) do
+      -- an events entry, when there is one, is the event's stub (see pair_member)
+      local inPair = not blob and stubs[i] ~= nil
+      if inPair then blob = stubs[i] end
       if not fits(blob) then
         -- the batch is full: the rest keep their places
-        give_back(ids, seqs, i, fromReady)
+        give_back(ids, seqs, i, fromReady, stubs)
         break
       end
-      hand_out(ids[i], seqs[i], '1', nil, nil, blob)
+      hand_out(ids[i], seqs[i], '1', nil, nil, blob, inPair)
     end
   end
   -- (the byte bound, not a cap, may be what held the rest back)
@@ -211,6 +221,9 @@ if want > 0 and not full then
   end
 end
 
+call_each('HSET', K.events, handedOut.events, 2)
+-- (in the packed layout events holds few besides the handed-out ones: see as_hash_table)
+as_hash_table(K.events, #handedOut.events / 2)
 call_each('HSET', K.deliveries, handedOut.deliveries, 2)
 as_hash_table(K.deliveries, #handedOut.deliveries / 2)
 call_each('ZADD', K.pending, handedOut.pending, 2)

@@ -12,7 +12,9 @@
 -- idempotencyKey (such an event is spooled at most once for this consumer within the window,
 -- whatever became of it since — acked, dead-lettered, dropped — so a retry of a publish whose
 -- outcome was unknown never hands the consumer an event it already had), F when no quota may
--- refuse it (the gateway's own alerts).
+-- refuse it (the gateway's own alerts), P when the node spools in the packed layout: a stub that
+-- names the eventId's copy, of an event that goes straight into the backlog with no TTL to index,
+-- is kept in its backlog pair rather than in events (docs/internals.md, "Stubs in the backlog").
 -- A delayed event waits in K.delayed, and its end of time with the consumer (TTL or retention) is
 -- in the expiry index: it enters the backlog at its end when its time comes, out of publish order.
 -- With ordering "key", an event with a key joins its key's line (key_joins): the first holds the
@@ -62,7 +64,7 @@ local blobs, backlog, keyed, charged, topicBytes, ttls = {}, {}, {}, {}, {}, {}
 -- the earliest delay's end, or retention end put in the index (delayed events, and those waiting
 -- behind their key): the scheduler must know it
 local delayed, indexedEnds, firstIndexed = {}, {}, nil
-local queued = 0
+local queued, stored = 0, 0
 local now
 local ids = {}
 for i = 4, #ARGV, 7 do
@@ -109,15 +111,24 @@ for i = 4, #ARGV, 7 do
   if fresh then
     held[id] = true
     spooled = spooled + 1
-    if is_stub(blob) then
+    local stub = is_stub(blob)
+    if stub then
       -- a stub carries the event's key, for a redrive to find its line (blob_key)
       local copy = copy_of(id, blob)
       taken[copy] = (taken[copy] or 0) + 1
       if key ~= '' then blob = blob .. ' ' .. key end
     end
-    blobs[2 * spooled - 1], blobs[2 * spooled] = id, blob
     local waits = deliverAt and deliverAt > now
     local behind = lines and key ~= '' and not lines.join(key, seq, id)
+    -- the smaller of the event's ttlMs and the consumer's maxTtlMs, when it ends before retention
+    if cfg.maxTtlMs > 0 and (not ttl or cfg.maxTtlMs < ttl) then ttl = cfg.maxTtlMs end
+    local timed = ttl and ttl < cfg.retentionMs
+    local inPair = stub and not (waits or behind or timed) and string.find(flags, 'P', 1, true)
+      and not string.find(blob, '^%d+@')
+    if not inPair then
+      stored = stored + 1
+      blobs[2 * stored - 1], blobs[2 * stored] = id, blob
+    end
     if waits then
       table.insert(delayed, deliverAt)
       table.insert(delayed, id)
@@ -126,7 +137,7 @@ for i = 4, #ARGV, 7 do
       -- indexed by the count: table.insert would look for the table's end every time
       queued = queued + 1
       -- %d: some Redis versions (7.2.0-7.2.4) write a Lua number such as 100000000 as 1e+08
-      backlog[2 * queued - 1], backlog[2 * queued] = id, string.format('%d', seq)
+      backlog[2 * queued - 1], backlog[2 * queued] = id, pair_member(string.format('%d', seq), inPair and blob)
     end
     quota.take(size)
     spool_more(size, 1)
@@ -135,9 +146,7 @@ for i = 4, #ARGV, 7 do
       table.insert(charged, topic)
       topicBytes[topic] = (topicBytes[topic] or 0) + size
     end
-    -- the smaller of the event's ttlMs and the consumer's maxTtlMs, when it ends before retention
-    if cfg.maxTtlMs > 0 and (not ttl or cfg.maxTtlMs < ttl) then ttl = cfg.maxTtlMs end
-    if ttl and ttl < cfg.retentionMs then
+    if timed then
       local ends = published_at(id) + ttl
       table.insert(ttls, ends)
       table.insert(ttls, id)

@@ -12,9 +12,10 @@ if not cfg then return -1 end
 answers_let_go = true
 local out, taken = {}, 0
 for i, id in ipairs(ARGV) do
-  if redis.call('ZSCORE', K.delayed, id) or in_backlog(id) then
+  local waiting, stub = in_backlog(id)
+  if waiting or redis.call('ZSCORE', K.delayed, id) then
     leave_queue(id)
-    spool_less(id, forget(id))
+    spool_less(id, forget(id, stub))
     redis.call('ZREM', KEYS[EXTRA_KEY], id)
     taken = taken + 1
     out[i] = 1

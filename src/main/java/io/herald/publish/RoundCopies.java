@@ -73,6 +73,10 @@ final class RoundCopies {
         copy.holders().add(spool.getKey());
         copy.stubs().add(new Stub(args, i + 1, blob.length()));
         args.set(i + 1, stub(copyId, eventId, blob.length()));
+        if (copies.packed()) {
+          // publish.lua's flag P: its stub may wait in its backlog pair
+          args.set(i + 4, args.get(i + 4) + "P");
+        }
       }
     }
     Map<String, Long> kept = new java.util.concurrent.ConcurrentHashMap<>();

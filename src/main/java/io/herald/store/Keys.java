@@ -192,7 +192,7 @@ public final class Keys {
     return "herald:{p:" + copyId + "}";
   }
 
-  /** Which layout new events are spooled in: absent or {@code inline}, or {@code shared}. */
+  /** Which layout new events are spooled in: absent or {@code inline}, {@code shared} or {@code packed}. */
   public static final String LAYOUT = "herald:layout";
 
   /** The claim of an idempotency key on a topic (one hash slot per topic). */

@@ -30,7 +30,13 @@ class BacklogUpgradeIT extends GatewayTest {
     RedisCli.send(redis.url(), Request.cmd(Command.DEL).arg(prefix + "arrivals"));
     Request legacy = Request.cmd(Command.ZADD).arg(prefix + "backlog");
     for (int i = 0; i < pairs.size(); i += 2) {
-      legacy.arg(pairs.get(i + 1).toString()).arg(pairs.get(i).toString());
+      // 0.6.0 kept every event in events: a stub the pair carries (the packed layout) goes there
+      String[] member = pairs.get(i + 1).toString().split(":", 2);
+      if (member.length == 2) {
+        RedisCli.send(redis.url(), Request.cmd(Command.HSET).arg(prefix + "events").arg(pairs.get(i).toString())
+            .arg(member[1]));
+      }
+      legacy.arg(member[0]).arg(pairs.get(i).toString());
     }
     RedisCli.send(redis.url(), legacy);
     // published after them, by a node of this version

@@ -66,6 +66,8 @@ class DisabledConsumerIT extends GatewayTest {
     JsonObject metadata = http().metadata(open).json();
     assertEquals(0, metadata.getLong("backlog"), metadata.encode());
     assertEquals(0, metadata.getLong("spooledEvents"));
+    // the events' sizes were in their backlog pairs (the packed layout): taken back, they count no more
+    assertEquals(0, metadata.getLong("spooledBytes"));
     assertEquals(0, metadata.getJsonObject("totals").getLong("published"));
   }
 

@@ -2,7 +2,6 @@ package io.herald.copy;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -43,6 +42,13 @@ class CopiesIT extends GatewayTest {
     String key = Keys.consumer(consumer).get(2);
     Response value = send(key, Request.cmd(Command.HGET).arg(key).arg(eventId));
     return value == null ? null : value.toString();
+  }
+
+  /** The second member of the event's backlog pair: its arrival sequence, and the stub it keeps. */
+  private static String pairMember(String consumer, String eventId) {
+    String key = Keys.consumer(consumer).get(1);
+    long at = send(key, Request.cmd(Command.LPOS).arg(key).arg(eventId)).toLong();
+    return send(key, Request.cmd(Command.LINDEX).arg(key).arg(at + 1)).toString();
   }
 
   private static long keptMs(String copyId) {
@@ -89,7 +95,9 @@ class CopiesIT extends GatewayTest {
     String copyId = Copies.copyOf(eventIds.get(0));
     assertTrue(eventIds.stream().allMatch(id -> Copies.copyOf(id).equals(copyId)), "one copy: " + eventIds);
     assertEquals("10", copy(copyId, "n").toString(), "a mark for each consumer");
-    assertTrue(eventsValue(consumers.get(0), eventIds.get(0)).matches("\\d+ k0"), "a stub, not the event");
+    // waiting, the event's stub is in its backlog pair (the packed layout), not an events entry
+    assertNull(eventsValue(consumers.get(0), eventIds.get(0)));
+    assertTrue(pairMember(consumers.get(0), eventIds.get(0)).matches("\\d+:\\d+ k0"), "a stub, not the event");
 
     for (int i = 0; i < consumers.size(); i++) {
       // the second node reads the copy from Redis, the first has it cached
@@ -334,31 +342,55 @@ class CopiesIT extends GatewayTest {
   }
 
   @Test
-  @DisplayName("events spooled inline by an earlier version are delivered beside shared ones once the layout is shared")
-  void inlineEventsOfAnEarlierLayoutStillGoOut() {
+  @DisplayName("a waiting event whose stub is in its backlog pair and whose retention ended goes to the dead-letter queue when a poll reaches it, readable there")
+  void pairStubFollowsItsEventIntoTheDeadLetterQueue() {
+    String topic = unique("pairdead");
+    String consumer = consumer(new JsonObject(), topic);
+    String eventId = published(http().publish(topic, event("late"))).get(0);
+    // its retention ended behind the scheduler's back: the poll is the first to see it
+    retentionInRedis(consumer, 1);
+    await().atMost(Duration.ofSeconds(5)).until(() -> redisMillis(Keys.consumer(consumer).get(0))
+        > publishedAt(eventId) + 1);
+    assertEquals(List.of(), http().poll(consumer, max(10)).eventIds());
+    Reply dead = http().post("/v1/consumers/" + consumer + "/dead-letters/poll", new JsonObject());
+    assertEquals(1, dead.events().size(), dead.body());
+    assertEquals("late", dead.events().getJsonObject(0).getString("payload"));
+    assertEquals("RETENTION", dead.events().getJsonObject(0).getString("deadLetterReason"));
+  }
+
+  @Test
+  @DisplayName("events spooled inline, then in the shared layout, by earlier versions are delivered beside packed ones once the layout is packed")
+  void eventsOfEarlierLayoutsStillGoOut() {
     try (TestRedis own = TestRedis.start()) {
       RedisCli.send(own.url(), Request.cmd(Command.SET).arg(Keys.LAYOUT).arg("inline"));
       String topic = "upgrade/orders";
+      String events = Keys.consumer("billing").get(2);
       String inline;
       try (TestNode before = TestNode.start(own)) {
         assertEquals(201, before.http().putConsumer("billing", new JsonObject().put("topics", new JsonArray().add(topic)))
             .status());
         inline = published(before.http().publish(topic, event("inline"))).get(0);
       }
-      String events = Keys.consumer("billing").get(2);
       assertTrue(RedisCli.send(own.url(), Request.cmd(Command.HGET).arg(events).arg(inline)).toString().startsWith("\""),
           "spooled inline");
       RedisCli.send(own.url(), Request.cmd(Command.SET).arg(Keys.LAYOUT).arg("shared"));
+      String shared;
+      try (TestNode middle = TestNode.start(own)) {
+        shared = published(middle.http().publish(topic, event("shared"))).get(0);
+      }
+      assertTrue(RedisCli.send(own.url(), Request.cmd(Command.HGET).arg(events).arg(shared)).toString().matches("\\d+"),
+          "a stub in events");
+      RedisCli.send(own.url(), Request.cmd(Command.SET).arg(Keys.LAYOUT).arg("packed"));
       try (TestNode after = TestNode.start(own)) {
-        String shared = published(after.http().publish(topic, event("shared"))).get(0);
-        assertNotEquals('"', RedisCli.send(own.url(), Request.cmd(Command.HGET).arg(events).arg(shared)).toString().charAt(0));
+        String packed = published(after.http().publish(topic, event("packed"))).get(0);
+        assertNull(RedisCli.send(own.url(), Request.cmd(Command.HGET).arg(events).arg(packed)), "its stub in its pair");
         Reply batch = after.http().poll("billing", max(10));
-        assertEquals(List.of(inline, shared), batch.eventIds());
-        assertEquals("inline", batch.events().getJsonObject(0).getString("payload"));
-        assertEquals("shared", batch.events().getJsonObject(1).getString("payload"));
+        assertEquals(List.of(inline, shared, packed), batch.eventIds());
+        assertEquals(List.of("inline", "shared", "packed"), batch.events().stream()
+            .map(event -> ((JsonObject) event).getString("payload")).toList());
         assertEquals(200, after.http().ack("billing", batch.ackIds().toArray(String[]::new)).status());
         await().atMost(Duration.ofSeconds(5)).until(() -> RedisCli.send(own.url(),
-            Request.cmd(Command.EXISTS).arg(Keys.copy(Copies.copyOf(shared)))).toInteger() == 0);
+            Request.cmd(Command.EXISTS).arg(Keys.copy(Copies.copyOf(shared))).arg(Keys.copy(Copies.copyOf(packed)))).toInteger() == 0);
       }
     }
   }

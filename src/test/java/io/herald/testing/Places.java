@@ -8,21 +8,27 @@ public final class Places {
   private Places() {}
 
   /**
-   * How many of the consumer's stored events are held in none, or in more than one, of its backlog
-   * (live pairs of {@code arrivals}), pending, stale, scheduled, dead-letter and error queues:
-   * 0 when every event is in exactly one place.
+   * How many of the consumer's stored events (an events entry, or a live pair of {@code arrivals}
+   * keeping its stub) are held in none, or in more than one, of its backlog (live pairs), pending,
+   * stale, scheduled, dead-letter and error queues: 0 when every event is in exactly one place.
    */
   public static long misplaced(String url, String consumer) {
     String prefix = "herald:{c:" + consumer + "}:";
     return RedisCli.send(url, Request.cmd(Command.EVAL).arg("""
         -- the backlog's live pairs (those of KEYS[8], the dead ones, do not count)
-        local backlog = {}
+        local backlog, stored = {}, {}
         local pairs = redis.call('LRANGE', KEYS[2], 0, -1)
         for i = 1, #pairs, 2 do
-          if redis.call('SISMEMBER', KEYS[8], pairs[i]) == 0 then backlog[pairs[i]] = (backlog[pairs[i]] or 0) + 1 end
+          if redis.call('SISMEMBER', KEYS[8], pairs[i]) == 0 then
+            backlog[pairs[i]] = (backlog[pairs[i]] or 0) + 1
+            if string.find(pairs[i + 1], ':', 1, true) then stored[pairs[i]] = true end
+          end
+        end
+        for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
+          if string.sub(id, 1, 1) ~= '~' then stored[id] = true end
         end
         local n = 0
-        for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
+        for id in next, stored do
           local count = backlog[id] or 0
           for i = 3, 7 do
             if redis.call('ZSCORE', KEYS[i], id) then count = count + 1 end
@@ -34,9 +40,14 @@ public final class Places {
         .arg(prefix + "gone")).toLong();
   }
 
-  /** Whether the consumer still stores the event. */
+  /** Whether the consumer still stores the event: an events entry, or a live backlog pair keeping its stub. */
   public static boolean holds(String url, String consumer, String eventId) {
-    return RedisCli.send(url, Request.cmd(Command.HEXISTS).arg("herald:{c:" + consumer + "}:events").arg(eventId))
-        .toInteger() == 1;
+    String prefix = "herald:{c:" + consumer + "}:";
+    return RedisCli.send(url, Request.cmd(Command.EVAL).arg("""
+        if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 1 end
+        local at = redis.call('LPOS', KEYS[2], ARGV[1])
+        if not at or redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return 0 end
+        return string.find(redis.call('LINDEX', KEYS[2], at + 1), ':', 1, true) and 1 or 0""")
+        .arg(3).arg(prefix + "events").arg(prefix + "arrivals").arg(prefix + "gone").arg(eventId)).toInteger() == 1;
   }
 }
