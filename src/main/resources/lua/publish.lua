@@ -79,7 +79,9 @@ if cfg.ordering then
   end
   lines = key_joins(keys)
 end
--- a repeated eventId (a round spooled again after its outcome was unknown) is spooled once
+-- a repeated eventId (a round spooled again after its outcome was unknown) is spooled once; a packed
+-- event has no events entry, so only the node, which never sends a spool call twice, guards it
+-- (docs/internals.md, "Stubs in the backlog")
 local held = {}
 for i, blob in ipairs(hmget(K.events, ids)) do
   if blob then held[ids[i]] = true end

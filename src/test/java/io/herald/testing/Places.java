@@ -8,9 +8,10 @@ public final class Places {
   private Places() {}
 
   /**
-   * How many of the consumer's stored events (an events entry, or a live pair of {@code arrivals}
-   * keeping its stub) are held in none, or in more than one, of its backlog (live pairs), pending,
-   * stale, scheduled, dead-letter and error queues: 0 when every event is in exactly one place.
+   * How many of the consumer's stored events (an events entry, or a live pair of {@code arrivals})
+   * are held in none, or in more than one, of its backlog (live pairs), pending, stale, scheduled,
+   * dead-letter and error queues, or are a live pair with neither a stub nor an events entry: 0 when
+   * every event is in exactly one place.
    */
   public static long misplaced(String url, String consumer) {
     String prefix = "herald:{c:" + consumer + "}:";
@@ -21,13 +22,20 @@ public final class Places {
         for i = 1, #pairs, 2 do
           if redis.call('SISMEMBER', KEYS[8], pairs[i]) == 0 then
             backlog[pairs[i]] = (backlog[pairs[i]] or 0) + 1
-            if string.find(pairs[i + 1], ':', 1, true) then stored[pairs[i]] = true end
+            -- a pair with no stub and no events entry stands for no event: counted misplaced too
+            stored[pairs[i]] = true
           end
         end
         for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
           if string.sub(id, 1, 1) ~= '~' then stored[id] = true end
         end
         local n = 0
+        for i = 1, #pairs, 2 do
+          if backlog[pairs[i]] and not string.find(pairs[i + 1], ':', 1, true)
+              and redis.call('HEXISTS', KEYS[1], pairs[i]) == 0 then
+            n = n + 1
+          end
+        end
         for id in next, stored do
           local count = backlog[id] or 0
           for i = 3, 7 do
