@@ -64,7 +64,7 @@ end
 -- consumer holds the copy the eventId names (a stub kept in a pair never names another), from the
 -- backlog's tail (where the events a take-back looks for are): the one search of the list by eventId.
 local function pair_stub(id)
-  if redis.call('HEXISTS', K.copies, string.sub(id, 1, 26)) == 0 or dead_pairs({id})[id] then return nil end
+  if redis.call('HEXISTS', K.copies, named_copy(id)) == 0 or dead_pairs({id})[id] then return nil end
   -- a sequence member never equals an eventId (it holds a ':' or only digits)
   local at = redis.call('LPOS', K.backlog, id, 'RANK', -1)
   if not at then return nil end

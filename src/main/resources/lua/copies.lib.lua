@@ -16,9 +16,14 @@ local function event_bytes(value)
   return tonumber(string.match(value, '^%d+'))
 end
 
+-- The copy an eventId names: its first 26 characters (EventIds reserves a block per copy).
+local function named_copy(id)
+  return string.sub(id, 1, 26)
+end
+
 -- The copy holding a stub's event: the one its stub names, else the one its eventId names.
 local function copy_of(id, stub)
-  return string.match(stub, '^%d+@([^ ]+)') or string.sub(id, 1, 26)
+  return string.match(stub, '^%d+@([^ ]+)') or named_copy(id)
 end
 
 -- The copies this call let go of: the consumer holds none of their events any more (see let_go).

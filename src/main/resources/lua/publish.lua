@@ -113,11 +113,10 @@ for i = 4, #ARGV, 7 do
   if fresh then
     held[id] = true
     spooled = spooled + 1
-    local stub = is_stub(blob)
-    if stub then
-      -- a stub carries the event's key, for a redrive to find its line (blob_key)
-      local copy = copy_of(id, blob)
+    local copy = is_stub(blob) and copy_of(id, blob)
+    if copy then
       taken[copy] = (taken[copy] or 0) + 1
+      -- a stub carries the event's key, for a redrive to find its line (blob_key)
       if key ~= '' then blob = blob .. ' ' .. key end
     end
     local waits = deliverAt and deliverAt > now
@@ -125,8 +124,7 @@ for i = 4, #ARGV, 7 do
     -- the smaller of the event's ttlMs and the consumer's maxTtlMs, when it ends before retention
     if cfg.maxTtlMs > 0 and (not ttl or cfg.maxTtlMs < ttl) then ttl = cfg.maxTtlMs end
     local timed = ttl and ttl < cfg.retentionMs
-    local inPair = stub and not (waits or behind or timed) and string.find(flags, 'P', 1, true)
-      and not string.find(blob, '^%d+@')
+    local inPair = copy == named_copy(id) and not (waits or behind or timed) and string.find(flags, 'P', 1, true)
     if not inPair then
       stored = stored + 1
       blobs[2 * stored - 1], blobs[2 * stored] = id, blob
