@@ -372,13 +372,16 @@ final class PendingPublish {
     }
   }
 
-  /** The index of the event this request spools as {@code eventId}, or -1. */
-  /** Whether it spools {@code eventId} again, a repeat of a publish whose outcome was not known. */
-  boolean respools(String eventId) {
-    int index = spoolingIndex(eventId);
-    return index >= 0 && duplicates[index];
+  /** Adds to {@code into} the eventIds it spools again: repeats of publishes whose outcome was not known. */
+  void addRespooled(Set<String> into) {
+    for (int i = 0; i < events.size(); i++) {
+      if (duplicates[i] && spooling(i)) {
+        into.add(eventIds[i]);
+      }
+    }
   }
 
+  /** The index of the event this request spools as {@code eventId}, or -1. */
   private int spoolingIndex(String eventId) {
     for (int i = 0; i < events.size(); i++) {
       if (eventId.equals(eventIds[i]) && spooling(i)) {

@@ -313,7 +313,10 @@ public final class PublishService {
       spoolCalls(round, holdId, holds, ownHold, spools, Map.of());
       return;
     }
-    RoundCopies.write(copies, store, consumers, spools, id -> round.stream().anyMatch(p -> p.respools(id)))
+    // a set, not a scan of the round per event: rounds of a thousand one-event requests are common
+    Set<String> respooled = new HashSet<>();
+    round.forEach(publish -> publish.addRespooled(respooled));
+    RoundCopies.write(copies, store, consumers, spools, respooled::contains)
         .onFailure(failure -> {
           round.forEach(p -> p.fail(failure));
           if (StoreException.unreplicated(failure)) {
