@@ -98,7 +98,7 @@ end
 local budget = tonumber(ARGV[4 * m + 3])
 
 -- the batches, read while fewer than budget deliveries were taken (as ack_each); a batch key
--- holds "mark eventId seq n size ..." (poll.lua), or an older version's ackIds
+-- holds a batch record (batches.lib.lua), or an older version's ackIds
 local batches, legacy = {}, {}
 for k = EXTRA_KEY, #KEYS do
   if #ids >= budget then
@@ -106,21 +106,20 @@ for k = EXTRA_KEY, #KEYS do
   else
     local first = #ids + 1
     local held = redis.call('GET', KEYS[k]) or ''
-    if string.find(held, '.', 1, true) then
-      for ackId in string.gmatch(held, '%S+') do
-        local id, seq, n, mark = read_ack_id(cfg, ackId)
-        legacy[#ids + 1] = ackId
-        table.insert(ids, id or '')
-        table.insert(entries, id and (n .. ':' .. seq .. ':' .. mark) or '')
-        table.insert(seqs, tonumber(seq or '0'))
+    local mark, batchIds, batchSeqs, batchNs, batchSizes = read_batch_record(held)
+    if mark then
+      for j, id in ipairs(batchIds) do
+        local i = #ids + 1
+        ids[i], entries[i] = id, batchNs[j] .. ':' .. batchSeqs[j] .. ':' .. mark .. batchSizes[j]
+        seqs[i], sizes[i] = tonumber(batchSeqs[j]), tonumber(batchSizes[j])
       end
     else
-      local mark = string.match(held, '^%x+')
-      for id, seq, n, size in string.gmatch(held, ' (%S+) (%S+) (%S+) (%S+)') do
-        table.insert(ids, id)
-        table.insert(entries, n .. ':' .. seq .. ':' .. mark .. size)
-        table.insert(seqs, tonumber(seq))
-        sizes[#ids] = tonumber(size)
+      for ackId in string.gmatch(held, '%S+') do
+        local id, seq, n, callMark = read_ack_id(cfg, ackId)
+        legacy[#ids + 1] = ackId
+        table.insert(ids, id or '')
+        table.insert(entries, id and (n .. ':' .. seq .. ':' .. callMark) or '')
+        table.insert(seqs, tonumber(seq or '0'))
       end
     end
     batches[k] = {first, #ids}

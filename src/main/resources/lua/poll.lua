@@ -15,6 +15,8 @@
 --         figures (spool_figures), which the node hands the ledger in place of the hold
 -- ARGV[8] the mark of this call's deliveries (16 hex digits, random: see ack_id)
 -- ARGV[9] most bytes of events to hand out (maxBatchBytes): one event is handed out whatever its size
+-- ARGV[10] 'S' when the node spools in the compact layout: the batch key holds the short batch
+--          record (batches.lib.lua), which a node of an earlier layout cannot read; else ''
 -- Returns {1, now, heldBack (0, 1 for maxUnacked, 2 for maxUnackedTotal, 3 when nothing was handed
 -- out and events wait behind their keys' holders), nextDue, number of
 -- figures at the end (0 without a hold), the consumer's salt, the deliveries' deadline ('' in auto
@@ -25,9 +27,9 @@
 -- work for the consumer, when this call's deadline may be its earliest timed work, else -1
 -- (nothing to file). The node makes the ackIds (AckIds.java) from eventId, seq, deliveryCount,
 -- mark with the blob's size, and salt; in auto ack mode there are none.
--- A batch key holds "mark eventId seq n size eventId seq n size ..." (what its deliveries entries
--- are made of, shortest: it is written for every call), and the call's hand-out record (memory field
--- 'r:<mark>', see handout_record) what the events' history tells of the hand-out.
+-- A batch key holds the batch record (batches.lib.lua: what its deliveries entries are made of), and
+-- the call's hand-out record (memory field 'r:<mark>', see handout_record) what the events' history
+-- tells of the hand-out.
 local cfg = settings()
 if not cfg then return {-1} end
 -- the copies it lets go of (auto ack, expiries) go to the node in the answer, released once it has
@@ -243,7 +245,8 @@ end
 
 if #batchItems > 0 then
   -- the batch outlives any delivery of this call: its deadline, and the time the scheduler may take
-  redis.call('SET', KEYS[EXTRA_KEY], mark .. ' ' .. table.concat(batchItems, ' '), 'PX', cfg.ackTimeoutMs + 3600000)
+  local record = ARGV[10] == 'S' and short_batch_record(mark, batchItems) or mark .. ' ' .. table.concat(batchItems, ' ')
+  redis.call('SET', KEYS[EXTRA_KEY], record, 'PX', cfg.ackTimeoutMs + 3600000)
   -- a consumer's memory is one key, moved whole when its slot migrates: records kept a shorter
   -- while (see handout_record) make it several times smaller for a busy consumer
   redis.call('HSET', K.memory, 'r:' .. mark, nowArg .. ' ' .. deadlineArg .. ' ' .. ARGV[5])

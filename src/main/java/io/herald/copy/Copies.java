@@ -26,8 +26,10 @@ import java.util.Map;
 public final class Copies {
   /** The first characters of an eventId that name its copy (see EventIds). */
   public static final int COPY_ID_LENGTH = 26;
-  /** The layout a new installation starts in (docs/internals.md, "Upgrades"). */
+  /** The layout that keeps a waiting event's stub in its backlog pair (docs/internals.md, "Upgrades"). */
   public static final String PACKED = "packed";
+  /** The packed layout with short batch records: the one a new installation starts in. */
+  public static final String COMPACT = "compact";
   /** How long a copy outlives twice the longest retention among its holders (clock skew, a late scheduler). */
   static final long MARGIN_MS = 3_600_000;
   /** How many of a consumer's copies one step of {@link #coverHeld} pushes. */
@@ -38,6 +40,7 @@ public final class Copies {
   private final Cache<String, EventCopy> cache;
   private volatile boolean shared;
   private volatile boolean packed;
+  private volatile boolean shortBatches;
 
   /** A node's copies, {@code cacheBytes} of them kept decoded. */
   public Copies(long cacheBytes) {
@@ -167,19 +170,28 @@ public final class Copies {
   }
 
   /**
+   * Whether polls write short batch records (the compact layout: docs/internals.md, "Batch
+   * records"), which a node of an earlier layout cannot read.
+   */
+  public boolean shortBatches() {
+    return shortBatches;
+  }
+
+  /**
    * Reads which layout new events are spooled in from {@code herald:layout}; a Redis that holds no
    * consumers and says none is a new installation, which never spools inline.
    */
   public Future<Void> readLayout(RedisStore store) {
     return store.send(Request.cmd(Command.GET).arg(Keys.LAYOUT)).compose(layout -> {
       if (layout != null) {
-        packed = PACKED.equals(layout.toString());
+        shortBatches = COMPACT.equals(layout.toString());
+        packed = shortBatches || PACKED.equals(layout.toString());
         shared = packed || "shared".equals(layout.toString());
         return Future.succeededFuture();
       }
       return store.send(Request.cmd(Command.EXISTS).arg(Keys.CONSUMERS)).compose(existing -> existing.toInteger() > 0
           ? Future.succeededFuture()
-          : store.send(Request.cmd(Command.SET).arg(Keys.LAYOUT).arg(PACKED).arg("NX"))
+          : store.send(Request.cmd(Command.SET).arg(Keys.LAYOUT).arg(COMPACT).arg("NX"))
               .compose(set -> readLayout(store)));
     });
   }

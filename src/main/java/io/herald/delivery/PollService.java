@@ -219,7 +219,8 @@ public final class PollService {
       // tells these deliveries from every other delivery of their events (see ack_id in consumer.lib.lua)
       String mark = HexFormat.of().formatHex(randomBytes(8));
       Future<Response> call = store.eval(Script.POLL, keys, List.of(max, waiter == null ? "" : waiter.id(), remainingMs,
-          countedAs, recipient, room, holdId == null ? "" : holdId, mark, consumer.maxBatchBytes()));
+          countedAs, recipient, room, holdId == null ? "" : holdId, mark, consumer.maxBatchBytes(),
+          copies.shortBatches() ? "S" : ""));
       call.onFailure(failure -> finish(Future.failedFuture(ApiException.from(failure, true))))
           .onSuccess(reply -> {
             int status = reply.get(0).toInteger();

@@ -24,7 +24,7 @@ public final class Script {
    * before it define (Lua locals), and begin_call, last, resets what all of them gather.
    */
   static final List<String> LIBRARY_PARTS = List.of("consumer", "history", "keylines", "copies", "backlog", "acks",
-      "spool", "failures", "deliveries", "wakeups", "settle", "begin");
+      "batches", "spool", "failures", "deliveries", "wakeups", "settle", "begin");
   private static final String CONSUMER_LIB = String.join("\n",
       LIBRARY_PARTS.stream().map(part -> read(part + ".lib.lua")).toList());
   private static final List<Script> PER_CONSUMER = new ArrayList<>();

@@ -257,6 +257,82 @@ class AckIT extends GatewayTest {
     assertEquals(0, http().metadata(consumer).json().getLong("unacked"));
   }
 
+  /** What the batch key of {@code batch} holds. */
+  private static String batchRecord(String consumer, Reply batch) {
+    return RedisCli.send(redis.url(), Request.cmd(Command.GET)
+        .arg(Keys.batch(consumer, batch.json().getString("batchAckId")))).toString();
+  }
+
+  /** Acks by {@code batchAckId} and answers each row's ackId with its status, in their order. */
+  private static List<String> ackBatch(String consumer, String batchAckId) {
+    Reply reply = http().post("/v1/consumers/" + consumer + "/acks",
+        new JsonObject().put("batchAckIds", new JsonArray().add(batchAckId)));
+    assertEquals(200, reply.status(), reply.body());
+    return reply.results().stream().map(r -> (JsonObject) r).map(r -> r.getString("ackId") + " " + r.getString("status"))
+        .toList();
+  }
+
+  @Test
+  @DisplayName("a new installation's batch key keeps a round's events in a few bytes, not ~45 per event, and its batchAckId acks each, ALREADY_ACKED when sent again")
+  void shortBatchRecord() {
+    assertEquals("compact", RedisCli.send(redis.url(), Request.cmd(Command.GET).arg(Keys.LAYOUT)).toString());
+    String topic = unique("short");
+    String consumer = consumer(new JsonObject().put("maxPollRecords", 200), topic);
+    Object[] payloads = java.util.stream.IntStream.range(0, 200).boxed().toArray();
+    http().publish(topic, events(payloads));
+    Reply batch = http().poll(consumer, max(200));
+    assertEquals(200, batch.ackIds().size());
+
+    String record = batchRecord(consumer, batch);
+    assertTrue(record.length() < 100, record);
+    String batchAckId = batch.json().getString("batchAckId");
+    assertEquals(batch.ackIds().stream().map(a -> a + " ACKED").toList(), ackBatch(consumer, batchAckId));
+    assertEquals(batch.ackIds().stream().map(a -> a + " ALREADY_ACKED").toList(), ackBatch(consumer, batchAckId));
+    assertEquals(0, http().metadata(consumer).json().getLong("unacked"));
+  }
+
+  @Test
+  @DisplayName("a short batch record of a redelivery, a gap in a copy, another copy and a run names each delivery: its batchAckId acks exactly those")
+  void shortBatchRecordOfMixedDeliveries() {
+    String topic = unique("mixed");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events("a1", "a2", "a3"));
+    List<String> first = http().poll(consumer, max(2)).ackIds();
+    assertEquals(200, http().post("/v1/consumers/" + consumer + "/nacks", new JsonObject()
+        .put("ackIds", new JsonArray().add(first.get(0))).put("action", "REQUEUE").put("delayMs", 0)).status());
+    http().publish(topic, events("b1", "b2", "b3"));
+    Reply batch = http().poll(consumer, new JsonObject().put("maxEvents", 10).put("waitMs", 5000));
+    // a1 again (its second delivery), a3 (a2 is out), then b1..b3: a copy of its own, in a run
+    assertEquals(List.of("a1", "a3", "b1", "b2", "b3"), batch.events().stream()
+        .map(event -> ((JsonObject) event).getString("payload")).toList());
+    assertTrue(batchRecord(consumer, batch).startsWith("~"), batchRecord(consumer, batch));
+
+    assertEquals(batch.ackIds().stream().map(a -> a + " ACKED").toList(),
+        ackBatch(consumer, batch.json().getString("batchAckId")));
+    JsonObject metadata = http().metadata(consumer).json();
+    assertEquals(1, metadata.getLong("unacked"), "a2 is still out");
+    assertEquals(Map.of(first.get(1), "ACKED"), statuses(http().ack(consumer, first.get(1))));
+    assertEquals(Map.of(first.get(0), "EXPIRED"), statuses(http().ack(consumer, first.get(0))));
+  }
+
+  @Test
+  @DisplayName("a batch key in the long form (written by a node of the packed layout) is still acked by its batchAckId")
+  void longBatchRecord() {
+    String topic = unique("long");
+    String consumer = consumer(new JsonObject(), topic);
+    http().publish(topic, events(1, 2, 3));
+    Reply batch = http().poll(consumer, max(3));
+    String batchAckId = batch.json().getString("batchAckId");
+    StringBuilder record = new StringBuilder(batch.ackIds().get(0).split("\\.")[3].substring(0, 16));
+    for (String ackId : batch.ackIds()) {
+      String[] parts = ackId.split("\\.");
+      record.append(' ').append(parts[0]).append(' ').append(parts[1]).append(' ').append(parts[2])
+          .append(' ').append(parts[3].substring(16));
+    }
+    RedisCli.send(redis.url(), Request.cmd(Command.SET).arg(Keys.batch(consumer, batchAckId)).arg(record.toString()));
+    assertEquals(batch.ackIds().stream().map(a -> a + " ACKED").toList(), ackBatch(consumer, batchAckId));
+  }
+
   @Test
   @DisplayName("an event acked several times in one request (its ackId twice, and its batch) is ACKED once, ALREADY_ACKED after")
   void repeatsInOneRequestAckOnce() {

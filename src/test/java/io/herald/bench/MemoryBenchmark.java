@@ -14,21 +14,26 @@ import io.vertx.redis.client.Response;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.TreeMap;
 
 /**
  * Not a test: Redis memory per event in each state of its life with one consumer. Publishes
- * {@code events} events of 256 bytes of payload (requests of 100), hands them all out (polls of
- * 1,000), acks them all by batch, and reads Redis' {@code used_memory} before and after each step;
- * then lists what the consumer's keys hold, by kind, with {@code MEMORY USAGE}.
+ * {@code events} events (requests of 100), hands them all out (polls of 1,000), acks them all by
+ * batch, and reads Redis' {@code used_memory} before and after each step; then lists what the
+ * consumer's keys hold, by kind, with {@code MEMORY USAGE}. Payloads are {@code repeated} (256
+ * times 'x', which compresses to almost nothing) or {@code random} (234 random printable
+ * characters: what compression cannot shrink much, issue 32's incompressible case).
  *
- * <pre>bench/memory [events=100000]</pre>
+ * <pre>bench/memory [events=100000] [repeated|random]</pre>
  */
 public final class MemoryBenchmark {
   private static final String CONSUMER = "memory";
 
   public static void main(String[] args) throws Exception {
     int events = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
+    boolean random = args.length > 1 && args[1].equals("random");
+    Random characters = new Random(32);
     Vertx vertx = Vertx.vertx();
     try (BenchGateway gateway = BenchGateway.start()) {
       HttpClient http = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1")
@@ -40,11 +45,11 @@ public final class MemoryBenchmark {
           .put("ackTimeoutMs", 3_600_000));
       long empty = RedisCli.usedMemory(redis);
 
-      String payload = "x".repeat(256);
       for (int sent = 0; sent < events; sent += 100) {
         JsonArray batch = new JsonArray();
         for (int i = 0; i < Math.min(100, events - sent); i++) {
-          batch.add(new JsonObject().put("payload", new JsonObject().put("data", payload)));
+          String data = random ? randomPrintable(characters, 234) : "x".repeat(256);
+          batch.add(new JsonObject().put("payload", new JsonObject().put("data", data)));
         }
         post(http, HttpMethod.POST, "/v1/topics/memory/events", new JsonObject().put("events", batch));
       }
@@ -76,6 +81,18 @@ public final class MemoryBenchmark {
           kind, bytes, bytes / events));
     }
     System.exit(0);
+  }
+
+  /** {@code length} characters of printable ASCII but for '"' and '\\' (which JSON would escape). */
+  private static String randomPrintable(Random random, int length) {
+    StringBuilder text = new StringBuilder(length);
+    while (text.length() < length) {
+      char c = (char) (' ' + random.nextInt(95));
+      if (c != '"' && c != '\\') {
+        text.append(c);
+      }
+    }
+    return text.toString();
   }
 
   private static JsonObject post(HttpClient http, HttpMethod method, String path, JsonObject body) {

@@ -2,6 +2,7 @@ package io.herald.copy;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -386,6 +387,9 @@ class CopiesIT extends GatewayTest {
         assertNull(RedisCli.send(own.url(), Request.cmd(Command.HGET).arg(events).arg(packed)), "its stub in its pair");
         Reply batch = after.http().poll("billing", max(10));
         assertEquals(List.of(inline, shared, packed), batch.eventIds());
+        String record = RedisCli.send(own.url(), Request.cmd(Command.GET)
+            .arg(Keys.batch("billing", batch.json().getString("batchAckId")))).toString();
+        assertFalse(record.startsWith("~"), "a node of the packed layout writes the long batch record: " + record);
         assertEquals(List.of("inline", "shared", "packed"), batch.events().stream()
             .map(event -> ((JsonObject) event).getString("payload")).toList());
         assertEquals(200, after.http().ack("billing", batch.ackIds().toArray(String[]::new)).status());
