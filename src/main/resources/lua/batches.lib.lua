@@ -33,12 +33,14 @@ do
   end
 
   -- The short record of a batch; items: eventId, seq, n, size (strings, as the deliveries entry
-  -- holds them), four per delivery.
+  -- holds them), four per delivery. Nil when an eventId is not of hex digits and dashes, or too
+  -- short to tell from a suffix (no version makes one): the long form then holds the batch.
   function short_batch_record(mark, items)
     local tokens, run = {'~' .. mark}, 0
     local id, seq, n, size = '', nil, nil, nil
     for i = 1, #items, 4 do
       local nextId, nextSeq = items[i], items[i + 1]
+      if #nextId <= EVENT_ID_LENGTH - COPY_PREFIX_LENGTH or string.find(nextId, '[^%x%-]') then return nil end
       local idPart, seqPart, nPart, sizePart = nextId, nextSeq, items[i + 2], items[i + 3]
       if nextId == next_in_copy(id) then
         idPart = ''
@@ -92,7 +94,7 @@ do
         local idPart, seqPart, nPart, sizePart = string.match(token, '^([^/]*)/([^/]*)/([^/]*)/([^/]*)$')
         if idPart == '' then
           id = next_in_copy(id)
-        elseif #idPart < EVENT_ID_LENGTH then
+        elseif #idPart == EVENT_ID_LENGTH - COPY_PREFIX_LENGTH then
           id = string.sub(id, 1, COPY_PREFIX_LENGTH) .. idPart
         else
           id = idPart

@@ -112,14 +112,18 @@ end
 -- took 21.6 us against 1.4 us for a hash table. One field longer than hash-max-listpack-value (64
 -- bytes) makes the hash a hash table for good; it is added once the hash holds more than
 -- LISTPACK_AT_MOST fields (it then stays, one field, until the key is deleted with the consumer).
--- Call after adding `added` fields.
-local LISTPACK_AT_MOST = 64
-local HASH_TABLE_FIELD = '~hash-table'
--- 65 characters (the library's loading code may not call string functions)
-local HASH_TABLE_VALUE = '-----------------------------------------------------------------'
-local function as_hash_table(key, added)
-  if added > 0 and redis.call('HLEN', key) > LISTPACK_AT_MOST then
-    redis.call('HSETNX', key, HASH_TABLE_FIELD, HASH_TABLE_VALUE)
+-- Call after adding `added` fields. (Its constants in a block: a script run by EVALSHA is one chunk
+-- with the library, at most 200 locals at once.)
+local as_hash_table
+do
+  local LISTPACK_AT_MOST = 64
+  local HASH_TABLE_FIELD = '~hash-table'
+  -- 65 characters (the library's loading code may not call string functions)
+  local HASH_TABLE_VALUE = '-----------------------------------------------------------------'
+  function as_hash_table(key, added)
+    if added > 0 and redis.call('HLEN', key) > LISTPACK_AT_MOST then
+      redis.call('HSETNX', key, HASH_TABLE_FIELD, HASH_TABLE_VALUE)
+    end
   end
 end
 

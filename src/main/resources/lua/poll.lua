@@ -245,7 +245,8 @@ end
 
 if #batchItems > 0 then
   -- the batch outlives any delivery of this call: its deadline, and the time the scheduler may take
-  local record = ARGV[10] == 'S' and short_batch_record(mark, batchItems) or mark .. ' ' .. table.concat(batchItems, ' ')
+  local record = ARGV[10] == 'S' and short_batch_record(mark, batchItems)
+      or mark .. ' ' .. table.concat(batchItems, ' ')
   redis.call('SET', KEYS[EXTRA_KEY], record, 'PX', cfg.ackTimeoutMs + 3600000)
   -- a consumer's memory is one key, moved whole when its slot migrates: records kept a shorter
   -- while (see handout_record) make it several times smaller for a busy consumer
