@@ -14,22 +14,22 @@
 -- (two locals: a script run by EVALSHA is one chunk with the library, at most 200 locals)
 local short_batch_record, read_batch_record
 do
-  -- eventIds are <12 hex ms>-<16 hex>; the ids of one copy share their first 26 characters and count
-  -- up in the last 3 (see EventIds.java)
-  local EVENT_ID_LENGTH, COPY_PREFIX_LENGTH = 29, 26
+  -- eventIds are <12 hex ms>-<16 hex>; the ids of one copy share the copy's name (named_copy) and
+  -- count up in the last 3 hex digits (see EventIds.java)
+  local EVENT_ID_LENGTH, SUFFIX_LENGTH = 29, 3
 
   -- The eventId after `id` in its copy, or nil when there is none (the last of a block, or an id of
   -- another form).
   local function next_in_copy(id)
     if #id ~= EVENT_ID_LENGTH then return nil end
-    local index = tonumber(string.sub(id, COPY_PREFIX_LENGTH + 1), 16)
+    local index = tonumber(string.sub(id, -SUFFIX_LENGTH), 16)
     if not index or index >= 4095 then return nil end
-    return string.sub(id, 1, COPY_PREFIX_LENGTH) .. string.format('%03x', index + 1)
+    return named_copy(id) .. string.format('%03x', index + 1)
   end
 
   local function same_copy(id, other)
     return #id == EVENT_ID_LENGTH and #other == EVENT_ID_LENGTH
-        and string.sub(id, 1, COPY_PREFIX_LENGTH) == string.sub(other, 1, COPY_PREFIX_LENGTH)
+        and named_copy(id) == named_copy(other)
   end
 
   -- The short record of a batch; items: eventId, seq, n, size (strings, as the deliveries entry
@@ -40,12 +40,12 @@ do
     local id, seq, n, size = '', nil, nil, nil
     for i = 1, #items, 4 do
       local nextId, nextSeq = items[i], items[i + 1]
-      if #nextId <= EVENT_ID_LENGTH - COPY_PREFIX_LENGTH or string.find(nextId, '[^%x%-]') then return nil end
+      if #nextId <= SUFFIX_LENGTH or string.find(nextId, '[^%x%-]') then return nil end
       local idPart, seqPart, nPart, sizePart = nextId, nextSeq, items[i + 2], items[i + 3]
       if nextId == next_in_copy(id) then
         idPart = ''
       elseif same_copy(nextId, id) then
-        idPart = string.sub(nextId, COPY_PREFIX_LENGTH + 1)
+        idPart = string.sub(nextId, -SUFFIX_LENGTH)
       end
       if seq and nextSeq == string.format('%d', tonumber(seq) + 1) then seqPart = '' end
       if nPart == n then nPart = '' end
@@ -94,8 +94,8 @@ do
         local idPart, seqPart, nPart, sizePart = string.match(token, '^([^/]*)/([^/]*)/([^/]*)/([^/]*)$')
         if idPart == '' then
           id = next_in_copy(id)
-        elseif #idPart == EVENT_ID_LENGTH - COPY_PREFIX_LENGTH then
-          id = string.sub(id, 1, COPY_PREFIX_LENGTH) .. idPart
+        elseif #idPart == SUFFIX_LENGTH then
+          id = named_copy(id) .. idPart
         else
           id = idPart
         end

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -26,10 +27,6 @@ import java.util.Map;
 public final class Copies {
   /** The first characters of an eventId that name its copy (see EventIds). */
   public static final int COPY_ID_LENGTH = 26;
-  /** The layout that keeps a waiting event's stub in its backlog pair (docs/internals.md, "Upgrades"). */
-  public static final String PACKED = "packed";
-  /** The packed layout with short batch records: the one a new installation starts in. */
-  public static final String COMPACT = "compact";
   /** How long a copy outlives twice the longest retention among its holders (clock skew, a late scheduler). */
   static final long MARGIN_MS = 3_600_000;
   /** How many of a consumer's copies one step of {@link #coverHeld} pushes. */
@@ -38,9 +35,38 @@ public final class Copies {
   private static final System.Logger LOG = System.getLogger(Copies.class.getName());
 
   private final Cache<String, EventCopy> cache;
-  private volatile boolean shared;
-  private volatile boolean packed;
-  private volatile boolean shortBatches;
+  private volatile Layout layout = Layout.INLINE;
+
+  /**
+   * The layouts a spool is written in, each reading all before it (docs/internals.md, "Upgrades"),
+   * named as {@code herald:layout} holds them. A new installation starts in the newest.
+   */
+  private enum Layout {
+    /** Blobs in each consumer's events (what versions before the shared layout wrote; no value). */
+    INLINE,
+    /** Stubs in events, the event's bytes in a stored copy. */
+    SHARED,
+    /** Shared, and a waiting event's stub kept in its backlog pair. */
+    PACKED,
+    /** Packed, and batch keys holding short batch records. */
+    COMPACT;
+
+    static final Layout NEWEST = COMPACT;
+
+    String value() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** The layout {@code herald:layout} names; an unknown value spools inline, as before any was known. */
+    static Layout of(String value) {
+      for (Layout layout : values()) {
+        if (layout.value().equals(value)) {
+          return layout;
+        }
+      }
+      return INLINE;
+    }
+  }
 
   /** A node's copies, {@code cacheBytes} of them kept decoded. */
   public Copies(long cacheBytes) {
@@ -158,7 +184,7 @@ public final class Copies {
 
   /** Whether new events are spooled in the shared layout (docs/internals.md, "Upgrades"). */
   public boolean shared() {
-    return shared;
+    return layout.compareTo(Layout.SHARED) >= 0;
   }
 
   /**
@@ -166,7 +192,7 @@ public final class Copies {
    * its backlog pair (docs/internals.md, "Stubs in the backlog").
    */
   public boolean packed() {
-    return packed;
+    return layout.compareTo(Layout.PACKED) >= 0;
   }
 
   /**
@@ -174,7 +200,7 @@ public final class Copies {
    * records"), which a node of an earlier layout cannot read.
    */
   public boolean shortBatches() {
-    return shortBatches;
+    return layout.compareTo(Layout.COMPACT) >= 0;
   }
 
   /**
@@ -184,14 +210,12 @@ public final class Copies {
   public Future<Void> readLayout(RedisStore store) {
     return store.send(Request.cmd(Command.GET).arg(Keys.LAYOUT)).compose(layout -> {
       if (layout != null) {
-        shortBatches = COMPACT.equals(layout.toString());
-        packed = shortBatches || PACKED.equals(layout.toString());
-        shared = packed || "shared".equals(layout.toString());
+        this.layout = Layout.of(layout.toString());
         return Future.succeededFuture();
       }
       return store.send(Request.cmd(Command.EXISTS).arg(Keys.CONSUMERS)).compose(existing -> existing.toInteger() > 0
           ? Future.succeededFuture()
-          : store.send(Request.cmd(Command.SET).arg(Keys.LAYOUT).arg(COMPACT).arg("NX"))
+          : store.send(Request.cmd(Command.SET).arg(Keys.LAYOUT).arg(Layout.NEWEST.value()).arg("NX"))
               .compose(set -> readLayout(store)));
     });
   }

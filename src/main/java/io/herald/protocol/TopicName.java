@@ -9,7 +9,6 @@ public final class TopicName {
   public static final int MAX_LEVELS = 16;
   private static final int MAX_LEVEL_LENGTH = 250;
   private static final String LEVEL_RULE = "each topic level is 1..250 characters of A-Z a-z 0-9 . _ -";
-  private static final Pattern LEVEL = Pattern.compile("[A-Za-z0-9._-]{1," + MAX_LEVEL_LENGTH + "}");
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,128}");
 
   private TopicName() {}
@@ -54,7 +53,15 @@ public final class TopicName {
   }
 
   public static boolean isValidLevel(String level) {
-    return LEVEL.matcher(level).matches();
+    if (level.isEmpty() || level.length() > MAX_LEVEL_LENGTH) {
+      return false;
+    }
+    for (int i = 0; i < level.length(); i++) {
+      if (!isLevelCharacter(level.charAt(i))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   public static boolean isValidConsumer(String name) {
