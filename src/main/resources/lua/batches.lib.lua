@@ -27,30 +27,37 @@ do
     return named_copy(id) .. string.format('%03x', index + 1)
   end
 
-  local function same_copy(id, other)
-    return #id == EVENT_ID_LENGTH and #other == EVENT_ID_LENGTH
-        and named_copy(id) == named_copy(other)
-  end
-
   -- The short record of a batch; items: eventId, seq, n, size (strings, as the deliveries entry
-  -- holds them), four per delivery. Nil when an eventId is not of hex digits and dashes, or too
-  -- short to tell from a suffix (no version makes one): the long form then holds the batch.
+  -- holds them), four per delivery. Nil when an eventId is not of lowercase hex digits and dashes,
+  -- or a seq not of the form string.format('%d') writes (no version makes either): the long form
+  -- then holds the batch. Per event it compares numbers and interned strings only: poll.lua
+  -- writes one for every batch, so what a run costs is what a hand-out costs more.
   function short_batch_record(mark, items)
     local tokens, run = {'~' .. mark}, 0
-    local id, seq, n, size = '', nil, nil, nil
+    -- the event before: its copy (when its id is of the current form), index in it, seq, n, size
+    local copy, index, seq, n, size
     for i = 1, #items, 4 do
-      local nextId, nextSeq = items[i], items[i + 1]
-      if #nextId <= SUFFIX_LENGTH or string.find(nextId, '[^%x%-]') then return nil end
-      local idPart, seqPart, nPart, sizePart = nextId, nextSeq, items[i + 2], items[i + 3]
-      if nextId == next_in_copy(id) then
-        idPart = ''
-      elseif same_copy(nextId, id) then
-        idPart = string.sub(nextId, -SUFFIX_LENGTH)
+      local nextId, nextSeq, nextN, nextSize = items[i], items[i + 1], items[i + 2], items[i + 3]
+      local nextCopy = #nextId == EVENT_ID_LENGTH and named_copy(nextId) or nil
+      local suffix = nextCopy and string.sub(nextId, -SUFFIX_LENGTH)
+      local sameCopy = nextCopy ~= nil and nextCopy == copy
+      -- of an id in the copy before, its name was checked with that event's: only its suffix is now
+      if #nextId <= SUFFIX_LENGTH or string.find(sameCopy and suffix or nextId, '[^0-9a-f%-]')
+          or not string.find(nextSeq, '^[1-9]%d*$') or #nextSeq > 15 then
+        return nil
       end
-      if seq and nextSeq == string.format('%d', tonumber(seq) + 1) then seqPart = '' end
-      if nPart == n then nPart = '' end
-      if sizePart == size then sizePart = '' end
-      id, seq, n, size = nextId, nextSeq, items[i + 2], items[i + 3]
+      local nextIndex = suffix and tonumber(suffix, 16)
+      local idPart = nextId
+      if sameCopy then
+        -- next_in_copy: the one after, unless the one before was the last of its block
+        local follows = nextIndex and index and index >= 0 and index < 4095 and nextIndex == index + 1
+        idPart = follows and '' or suffix
+      end
+      local nextSeqNumber = tonumber(nextSeq)
+      local seqPart = nextSeqNumber == (seq and seq + 1) and '' or nextSeq
+      local nPart = nextN == n and '' or nextN
+      local sizePart = nextSize == size and '' or nextSize
+      copy, index, seq, n, size = nextCopy, nextIndex, nextSeqNumber, nextN, nextSize
       if idPart == '' and seqPart == '' and nPart == '' and sizePart == '' then
         run = run + 1
       else
